@@ -1,0 +1,125 @@
+"""SE(2) with v = (v¹, v², v³) = (angular, linear x, linear y); poses (θ, x, y) or 3×3 matrices.
+
+Appendix B of the main paper, in the conventions of ``shared/docs/equations.md``.
+Batched over leading axes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _series as S
+
+
+def hat(v: np.ndarray) -> np.ndarray:
+    """v̂ = [[0, −v¹, v²], [v¹, 0, v³], [0, 0, 0]]."""
+    v = np.asarray(v, dtype=float)
+    X = np.zeros(v.shape[:-1] + (3, 3))
+    X[..., 0, 1] = -v[..., 0]
+    X[..., 1, 0] = v[..., 0]
+    X[..., 0, 2] = v[..., 1]
+    X[..., 1, 2] = v[..., 2]
+    return X
+
+
+def vee(X: np.ndarray) -> np.ndarray:
+    X = np.asarray(X, dtype=float)
+    return np.stack([0.5 * (X[..., 1, 0] - X[..., 0, 1]), X[..., 0, 2], X[..., 1, 2]], axis=-1)
+
+
+def from_pose(p: np.ndarray) -> np.ndarray:
+    """(θ, x, y) → 3×3 homogeneous matrix."""
+    p = np.asarray(p, dtype=float)
+    c, s = np.cos(p[..., 0]), np.sin(p[..., 0])
+    g = np.zeros(p.shape[:-1] + (3, 3))
+    g[..., 0, 0], g[..., 0, 1], g[..., 1, 0], g[..., 1, 1] = c, -s, s, c
+    g[..., 0, 2], g[..., 1, 2], g[..., 2, 2] = p[..., 1], p[..., 2], 1.0
+    return g
+
+
+def to_pose(g: np.ndarray) -> np.ndarray:
+    g = np.asarray(g, dtype=float)
+    return np.stack([np.arctan2(g[..., 1, 0], g[..., 0, 0]), g[..., 0, 2], g[..., 1, 2]], axis=-1)
+
+
+def exp(v: np.ndarray) -> np.ndarray:
+    """Rotation by v¹, translation ((v² sin v¹ − v³(1 − cos v¹))/v¹, (v²(1 − cos v¹) + v³ sin v¹)/v¹)."""
+    v = np.asarray(v, dtype=float)
+    w = v[..., 0]
+    a, b = S.sinc(w * w), S.cosc(w * w) * w  # sin w / w, (1 − cos w)/w
+    x = a * v[..., 1] - b * v[..., 2]
+    y = b * v[..., 1] + a * v[..., 2]
+    return from_pose(np.stack([w, x, y], axis=-1))
+
+
+def log(g: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`exp` for |θ| < π."""
+    p = to_pose(g)
+    w = p[..., 0]
+    a, b = S.sinc(w * w), S.cosc(w * w) * w
+    d = a * a + b * b
+    vx = (a * p[..., 1] + b * p[..., 2]) / d
+    vy = (-b * p[..., 1] + a * p[..., 2]) / d
+    return np.stack([w, vx, vy], axis=-1)
+
+
+def cay(v: np.ndarray) -> np.ndarray:
+    """Appendix B: 1/(4 + (v¹)²)[[4 − (v¹)², −4v¹, 4v² − 2v¹v³], [4v¹, 4 − (v¹)², 4v³ + 2v¹v²], [0, 0, 4 + (v¹)²]]."""
+    v = np.asarray(v, dtype=float)
+    w, a, b = v[..., 0], v[..., 1], v[..., 2]
+    f = 1.0 / (4.0 + w * w)
+    g = np.zeros(v.shape[:-1] + (3, 3))
+    g[..., 0, 0] = g[..., 1, 1] = (4 - w * w) * f
+    g[..., 0, 1] = -4 * w * f
+    g[..., 1, 0] = 4 * w * f
+    g[..., 0, 2] = (4 * a - 2 * w * b) * f
+    g[..., 1, 2] = (4 * b + 2 * w * a) * f
+    g[..., 2, 2] = 1.0
+    return g
+
+
+def cay_inv(g: np.ndarray) -> np.ndarray:
+    """Inverse Cayley: v = 2 vee((g − I)(g + I)⁻¹)."""
+    g = np.asarray(g, dtype=float)
+    eye = np.eye(3)
+    return vee(2.0 * (g - eye) @ np.linalg.inv(g + eye))
+
+
+def ad(v: np.ndarray) -> np.ndarray:
+    """[ad_v] = [[0, 0, 0], [v³, 0, −v¹], [−v², v¹, 0]]."""
+    v = np.asarray(v, dtype=float)
+    A = np.zeros(v.shape[:-1] + (3, 3))
+    A[..., 1, 0] = v[..., 2]
+    A[..., 1, 2] = -v[..., 0]
+    A[..., 2, 0] = -v[..., 1]
+    A[..., 2, 1] = v[..., 0]
+    return A
+
+
+def Ad(g: np.ndarray) -> np.ndarray:
+    """Ad_g = [[1, 0, 0], [y, cos θ, −sin θ], [−x, sin θ, cos θ]]."""
+    g = np.asarray(g, dtype=float)
+    A = np.zeros(g.shape[:-2] + (3, 3))
+    A[..., 0, 0] = 1.0
+    A[..., 1:, 1:] = g[..., :2, :2]
+    A[..., 1, 0] = g[..., 1, 2]
+    A[..., 2, 0] = -g[..., 0, 2]
+    return A
+
+
+def C_cay(v: np.ndarray) -> np.ndarray:
+    """Exact dcay⁻¹: I − ½[ad_v] + ¼ v¹ [v | 0 0] (Appendix B)."""
+    v = np.asarray(v, dtype=float)
+    C = np.eye(3) - 0.5 * ad(v)
+    C[..., :, 0] += 0.25 * v[..., 0, None] * v
+    return C
+
+
+def C_exp_series(v: np.ndarray) -> np.ndarray:
+    """Truncated dexp⁻¹: I − ½ ad_v + (1/12) ad_v²."""
+    A = ad(v)
+    return np.eye(3) - 0.5 * A + (A @ A) / 12.0
+
+
+def C_ln(v: np.ndarray) -> np.ndarray:
+    """C_LN = I − ½ ad_v."""
+    return np.eye(3) - 0.5 * ad(v)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Creates or refreshes the project's virtual environment from the pinned requirements.
+# Idempotent: reinstalls only when requirements.txt changed (hash stamp in the venv).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+py="${PYTHON:-python3.11}"
+command -v "$py" >/dev/null 2>&1 || py=python3
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum "$root/requirements.txt" | cut -d' ' -f1)"
+if [ ! -x "$venv/bin/python" ]; then
+  "$py" -m venv "$venv"
+fi
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt"
+  echo "$want" > "$stamp"
+fi
