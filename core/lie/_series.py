@@ -58,5 +58,7 @@ k4 = smooth(lambda t: (1 - (t / 2) / np.tan(t / 2)) / t**2,
 k5 = smooth(lambda t: ((t / 2) ** 2 / np.sin(t / 2) ** 2 + (t / 2) / np.tan(t / 2) - 2) / t**4,
             [1 / 360, 1 / 7560, 1 / 201600, 1 / 5987520, 691 / 130767436800, 1 / 6227020800])
 # θ / sin θ (for log)
+# (its series converges only like (θ/π)^2k, so it needs three more terms than the others)
 inv_sinc = smooth(lambda t: t / np.sin(t),
-                  [1, 1 / 6, 7 / 360, 31 / 15120, 127 / 604800, 73 / 3421440])
+                  [1, 1 / 6, 7 / 360, 31 / 15120, 127 / 604800, 73 / 3421440,
+                   1414477 / 653837184000, 8191 / 37362124800, 16931177 / 762187345920000])

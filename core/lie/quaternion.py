@@ -69,6 +69,6 @@ def make_continuous(q: np.ndarray) -> np.ndarray:
     if len(q) < 2:
         return q
     dots = np.sum(q[1:] * q[:-1], axis=-1)
-    flips = np.cumprod(np.where(dots < 0, -1.0, 1.0))
-    q[1:] *= flips[:, None]
+    flips = np.cumprod(np.where(dots < 0, -1.0, 1.0), axis=0)
+    q[1:] *= flips[..., None]
     return q

@@ -69,11 +69,11 @@ def log(R: np.ndarray) -> np.ndarray:
     diag = np.diagonal(B, axis1=-2, axis2=-1)
     j = np.argmax(diag, axis=-1)
     col = np.take_along_axis(B, j[..., None, None].repeat(3, axis=-1), axis=-2)[..., 0, :]
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # the large branch is garbage (0·inf) where it is not used
         n = col / np.sqrt(np.maximum(np.take_along_axis(diag, j[..., None], -1), 1e-300)
                           * np.maximum(1.0 - c, 1e-300)[..., None])
-    sign = np.where(np.einsum("...i,...i->...", n, s_vec) < 0, -1.0, 1.0)
-    large_branch = (sign * theta)[..., None] * n
+        sign = np.where(np.einsum("...i,...i->...", n, s_vec) < 0, -1.0, 1.0)
+        large_branch = (sign * theta)[..., None] * n
     return np.where((c < 0)[..., None], large_branch, small_branch)
 
 
