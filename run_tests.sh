@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Every test: the pure-Python core, then Blender (bpy) tests. Installs what it needs first.
-set -euo pipefail
+# Every test: the pure-Python core, then the Blender tests in real bpy 4.5 LTS (.venv) and
+# 5.0 (.venv-bpy50). Installs what it needs first (pinned; idempotent).
+set -uo pipefail
 cd "$(dirname "$0")"
-bash scripts/ensure_env.sh
-.venv/bin/python -m pytest tests/core -q -p no:cacheprovider
+bash scripts/ensure_env.sh || exit 1
+status=0
+.venv/bin/python -m pytest tests/core -q -p no:cacheprovider || status=1
+bash scripts/test_blender.sh --setup || status=1
+exit $status

@@ -1,0 +1,18 @@
+"""The only bridge between Blender and ``core``: settings, scene reading, baking.
+
+Importing this package must not import scipy (it may be missing until the extension's
+wheels are installed); modules that need core import it inside their functions.
+"""
+from __future__ import annotations
+
+from . import properties
+
+classes = properties.classes
+
+
+def attach() -> None:
+    properties.attach()
+
+
+def detach() -> None:
+    properties.detach()

@@ -1,0 +1,529 @@
+"""Trajectory → F-curves: the last step of scene → problem → solve → trajectory → F-curves.
+
+``bake`` keys, at every frame, the vehicle object's location and rotation (in its own
+rotation mode, in its parent's space) and the rotation of the child objects assigned to
+its roles (wheels spin, knuckles steer, rotors spin and tilt, …) into NEW actions; the
+actions the objects played before are kept and ``clear_bake`` puts them back.
+
+Everything is computed before the scene is touched, so an error leaves it unchanged; the
+keys are written in bulk (``keyframe_points.add`` + ``foreach_set``) with LINEAR
+interpolation, so the evaluated pose at a frame is the sample at that frame.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import bpy
+import mathutils
+import numpy as np
+
+from . import action_compat
+from .properties import CHILD_ROLES, CHILD_ROLES_BY_TYPE, CORE_VEHICLE_NAMES
+
+GROUP = "Object Transforms"
+_LINEAR = 1  # FCurve keyframe interpolation 'LINEAR' as stored (Bezier triple ipo)
+
+_AXES = {
+    "X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0),
+    "NEG_X": (-1.0, 0.0, 0.0), "NEG_Y": (0.0, -1.0, 0.0), "NEG_Z": (0.0, 0.0, -1.0),
+}
+
+# Shape channels that drive each child role, per vehicle type; the first one the trajectory
+# has wins, a leading "-" negates it. Car (core.vehicles.car): wheel_angle ψ is the rear
+# wheels' rolling angle, steering_angle φ; "front_wheel_roll" is derived (front wheels roll
+# 1/cos φ as far). Snakeboard: wheel_angle is the foot plates' angle φ (front +φ, rear −φ),
+# rotor_angle the rider's twist. Helicopter: rotor spins, plus the main rotor's tilt.
+ROLE_CHANNELS: dict[str, dict[str, tuple[str, ...]]] = {
+    "CAR": {
+        "wheel_rear_left": ("wheel_angle_rear_left", "wheel_angle"),
+        "wheel_rear_right": ("wheel_angle_rear_right", "wheel_angle"),
+        "wheel_front_left": ("wheel_angle_front_left", "front_wheel_roll"),
+        "wheel_front_right": ("wheel_angle_front_right", "front_wheel_roll"),
+        "knuckle_front_left": ("steering_angle_front_left", "steering_angle"),
+        "knuckle_front_right": ("steering_angle_front_right", "steering_angle"),
+    },
+    "SNAKEBOARD": {
+        "truck_front": ("wheel_angle",),
+        "truck_rear": ("-wheel_angle",),
+        "rider": ("rotor_angle",),
+    },
+    "HELICOPTER": {
+        "main_rotor": ("rotor_angle",),
+        "tail_rotor": ("tail_rotor_angle",),
+    },
+    "BOAT": {
+        "rudder": ("rudder_angle",),
+    },
+    "RIGID_BODY": {},
+    "NONE": {},
+}
+SPIN_ROLES = frozenset({"wheel_rear_left", "wheel_rear_right", "wheel_front_left",
+                        "wheel_front_right", "rider", "main_rotor", "tail_rotor"})
+TILT_ROLES = frozenset({"main_rotor"})
+
+
+def _error(message: str) -> Exception:
+    from ..core.errors import VehicleMotionError
+    return VehicleMotionError(message)
+
+
+@dataclass
+class BakeResult:
+    frame_start: int
+    frame_end: int
+    objects: list[str] = field(default_factory=list)
+    fcurves: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def message(self) -> str:
+        text = (f"Baked frames {self.frame_start}–{self.frame_end} onto {', '.join(self.objects)} "
+                f"({self.fcurves} F-curves)")
+        return text + "".join(f"; {w}" for w in self.warnings)
+
+
+@dataclass
+class _Channels:
+    """What one object gets: its values per frame for each (data_path, index)."""
+    obj: bpy.types.Object
+    curves: list[tuple[str, int, np.ndarray]]
+    rest: tuple  # (location, quaternion, euler) to keep for clear_bake
+
+
+# ----------------------------------------------------------------------------- sampling
+
+def sample_times(trajectory, fps: float, times=None) -> np.ndarray:
+    """Trajectory times of consecutive frames: every 1/fps from the first node to the last."""
+    t = np.asarray(trajectory.time, dtype=float)
+    if times is not None:
+        times = np.asarray(times, dtype=float).reshape(-1)
+        if times.size == 0 or not np.all(np.isfinite(times)):
+            raise _error("bake: frame times must be finite and not empty")
+        return times
+    if not (fps > 0 and math.isfinite(fps)):
+        raise _error(f"bake: frame rate must be positive, got {fps}")
+    count = int(math.floor((t[-1] - t[0]) * fps + 1e-6)) + 1
+    return t[0] + np.arange(count) / fps
+
+
+def _intervals(t: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Node index i and fraction u in [0, 1] with times = t[i] + u (t[i+1] − t[i])."""
+    if len(t) == 1:
+        return np.zeros(len(times), dtype=int), np.zeros(len(times))
+    i = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 2)
+    u = np.clip((times - t[i]) / (t[i + 1] - t[i]), 0.0, 1.0)
+    return i, u
+
+
+def _lerp(values: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
+    values = np.asarray(values, dtype=float)
+    if len(values) == 1:
+        return np.repeat(values, len(i), axis=0)
+    uu = u.reshape((-1,) + (1,) * (values.ndim - 1))
+    return values[i] * (1.0 - uu) + values[i + 1] * uu
+
+
+def _slerp(q: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Spherical interpolation of sign-continuous unit quaternions q (N, 4) at (i, u)."""
+    if len(q) == 1:
+        return np.repeat(q, len(i), axis=0)
+    q0, q1 = q[i], q[i + 1]
+    dot = np.clip(np.sum(q0 * q1, axis=-1), -1.0, 1.0)
+    q1 = np.where(dot[:, None] < 0, -q1, q1)
+    theta = np.arccos(np.abs(dot))
+    small = theta < 1e-6
+    s = np.sin(np.where(small, 1.0, theta))
+    w0 = np.where(small, 1.0 - u, np.sin((1.0 - u) * theta) / s)
+    w1 = np.where(small, u, np.sin(u * theta) / s)
+    out = w0[:, None] * q0 + w1[:, None] * q1
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)
+
+
+def _unwrap_if_wrapped(angle: np.ndarray) -> np.ndarray:
+    """A spin angle that was wrapped into [−π, π] made cumulative again; others unchanged."""
+    if len(angle) > 1 and np.max(np.abs(angle)) <= math.pi + 1e-9 and np.any(np.abs(np.diff(angle)) > math.pi):
+        return np.unwrap(angle)
+    return angle
+
+
+# ----------------------------------------------------------------------------- rotations
+
+def _axis_quaternion(axis: str, angle: np.ndarray) -> np.ndarray:
+    a = np.asarray(_AXES[axis])
+    half = 0.5 * np.asarray(angle, dtype=float)
+    return np.concatenate([np.cos(half)[:, None], np.sin(half)[:, None] * a], axis=-1)
+
+
+def _polar_rotation(m: np.ndarray) -> np.ndarray:
+    """The rotation nearest to each 3×3 matrix (removes scale and shear)."""
+    u, _, vt = np.linalg.svd(m)
+    r = u @ vt
+    flip = np.linalg.det(r) < 0
+    if np.any(flip):
+        u[flip, :, -1] *= -1
+        r = u @ vt
+    return r
+
+
+def _delta_quaternion(obj) -> np.ndarray:
+    if obj.rotation_mode == "QUATERNION":
+        dq = obj.delta_rotation_quaternion.normalized()
+    else:
+        dq = mathutils.Euler(tuple(obj.delta_rotation_euler), obj.rotation_mode).to_quaternion()
+    return np.array(tuple(dq), dtype=float)
+
+
+def _rest(obj):
+    """The object's own loc/rot before any bake (what clear_bake restores)."""
+    s = obj.vehicle_motion
+    if s.is_baked:
+        return (tuple(s.rest_location), tuple(s.rest_rotation_quaternion), tuple(s.rest_rotation_euler))
+    return (tuple(obj.location), tuple(obj.rotation_quaternion), tuple(obj.rotation_euler))
+
+
+def _rest_quaternion(obj, rest) -> np.ndarray:
+    if obj.rotation_mode == "QUATERNION":
+        q = mathutils.Quaternion(rest[1]).normalized()
+    else:
+        q = mathutils.Euler(rest[2], obj.rotation_mode).to_quaternion()
+    return np.array(tuple(q), dtype=float)
+
+
+def _check_rotation_mode(obj) -> None:
+    if obj.rotation_mode == "AXIS_ANGLE":
+        raise _error(f"cannot bake '{obj.name}': its rotation mode is Axis Angle; "
+                     "set it to Quaternion or an Euler order")
+
+
+def _rotation_curves(obj, q: np.ndarray, start) -> list[tuple[str, int, np.ndarray]]:
+    """F-curve values for the rotation quaternions q (K, 4) in obj's rotation mode."""
+    from ..core.lie import quaternion
+    if obj.rotation_mode == "QUATERNION":
+        start_q = np.array(start[1], dtype=float)
+        q = quaternion.make_continuous(q)
+        if np.dot(q[0], start_q) < 0:
+            q = -q
+        return [("rotation_quaternion", j, q[:, j]) for j in range(4)]
+    order = obj.rotation_mode
+    compat = mathutils.Euler(start[2], order)
+    flat: list[float] = []
+    extend, to_q = flat.extend, mathutils.Quaternion
+    for row in q.tolist():  # each frame's Euler closest to the previous one (no 2π jumps)
+        compat = to_q(row).to_euler(order, compat)
+        extend(compat)
+    euler = np.array(flat).reshape(-1, 3)
+    return [("rotation_euler", j, euler[:, j]) for j in range(3)]
+
+
+# ----------------------------------------------------------------------------- the body
+
+def _is_animated(ob) -> bool:
+    anim = ob.animation_data
+    if anim is not None and (anim.action is not None or len(anim.drivers) or len(anim.nla_tracks)):
+        return True
+    return any(not c.mute for c in ob.constraints)
+
+
+def _parent_space(obj, scene, frames: np.ndarray) -> np.ndarray | None:
+    """World matrix of obj's parent space (parent world ∘ parent inverse ∘ bone, …) per frame,
+    shape (K, 4, 4) or (1, 4, 4) when it does not move; None without a parent."""
+    if obj.parent is None:
+        return None
+    if any(not c.mute for c in obj.constraints):
+        if obj.parent_type != "OBJECT":
+            raise _error(f"cannot bake '{obj.name}': it has both constraints and a "
+                         f"{obj.parent_type.lower()} parent")
+
+        def space(ob):
+            return ob.parent.matrix_world @ ob.matrix_parent_inverse
+    else:
+        def space(ob):
+            return ob.matrix_world @ ob.matrix_basis.inverted_safe()
+
+    chain, ob = [], obj.parent
+    while ob is not None:
+        chain.append(ob)
+        ob = ob.parent
+    if not any(_is_animated(a) for a in chain):
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        return np.array(space(obj.evaluated_get(depsgraph)))[None]
+    out = np.empty((len(frames), 4, 4))
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    try:
+        for k, f in enumerate(frames):
+            scene.frame_set(int(f))
+            out[k] = np.array(space(obj))
+    finally:
+        scene.frame_set(frame, subframe=subframe)
+    return out
+
+
+def _body_channels(obj, scene, trajectory, times, frames) -> _Channels:
+    from ..core.lie import quaternion
+    _check_rotation_mode(obj)
+    t = np.asarray(trajectory.time, dtype=float)
+    i, u = _intervals(t, times)
+    position = _lerp(trajectory.position, i, u)
+    orientation = _slerp(quaternion.make_continuous(quaternion.normalize(trajectory.orientation)), i, u)
+
+    parent = _parent_space(obj, scene, frames)
+    rotation = quaternion.to_matrix(orientation)
+    if parent is not None:
+        inv = np.linalg.inv(parent)
+        location = np.einsum("kij,kj->ki", inv[:, :3, :3], position) + inv[:, :3, 3]
+        rotation = _polar_rotation(inv[:, :3, :3] @ rotation)
+    else:
+        location = position
+    # matrix_basis = T(location + delta_location) · R_delta · R_rotation · S
+    location = location - np.array(obj.delta_location)
+    dq = _delta_quaternion(obj)
+    dq_inv = dq * np.array([1.0, -1.0, -1.0, -1.0])
+    q = quaternion.multiply(dq_inv, quaternion.from_matrix(rotation))
+    rest = _rest(obj)
+    curves = [("location", j, location[:, j]) for j in range(3)]
+    curves += _rotation_curves(obj, q, rest)
+    return _Channels(obj, curves, rest)
+
+
+# ----------------------------------------------------------------------------- children
+
+def _shape_series(shape: dict, name: str) -> np.ndarray | None:
+    sign = 1.0
+    if name.startswith("-"):
+        sign, name = -1.0, name[1:]
+    if name == "front_wheel_roll":
+        return _front_wheel_roll(shape)
+    if name not in shape:
+        return None
+    return sign * np.asarray(shape[name], dtype=float).reshape(-1)
+
+
+def _front_wheel_roll(shape: dict) -> np.ndarray | None:
+    """Front wheels of the bicycle model roll 1/cos φ as far as the rear wheel does."""
+    if "wheel_angle" not in shape:
+        return None
+    psi = np.asarray(shape["wheel_angle"], dtype=float).reshape(-1)
+    if "steering_angle" not in shape or len(psi) < 2:
+        return psi
+    phi = np.asarray(shape["steering_angle"], dtype=float).reshape(-1)
+    mid = 0.5 * (phi[1:] + phi[:-1])
+    steps = np.diff(_unwrap_if_wrapped(psi)) / np.maximum(np.cos(mid), 1e-3)
+    return psi[0] + np.concatenate([[0.0], np.cumsum(steps)])
+
+
+def _node_series(shape: dict, name: str, n_nodes: int) -> np.ndarray:
+    """shape[name] checked to have one value a node; zeros when absent."""
+    if name not in shape:
+        return np.zeros(n_nodes)
+    series = np.asarray(shape[name], dtype=float).reshape(-1)
+    if len(series) != n_nodes:
+        raise _error(f"bake: shape '{name}' has {len(series)} values, expected {n_nodes}")
+    return series
+
+
+def _child_angle(vehicle_type: str, role: str, shape: dict, n_nodes: int) -> np.ndarray | None:
+    for name in ROLE_CHANNELS[vehicle_type].get(role, ()):
+        series = _shape_series(shape, name)
+        if series is not None:
+            if len(series) != n_nodes:
+                raise _error(f"bake: shape '{name.lstrip('-')}' has {len(series)} values, "
+                             f"expected {n_nodes}")
+            return _unwrap_if_wrapped(series) if role in SPIN_ROLES else series
+    return None
+
+
+def _child_channels(vehicle, vehicle_type: str, role: str, child, shape: dict, t, i, u) -> _Channels | None:
+    from ..core.lie import quaternion
+    settings = vehicle.vehicle_motion
+    angle = _child_angle(vehicle_type, role, shape, len(t))
+    tilt = None
+    if role in TILT_ROLES and ("pitch_tilt" in shape or "roll_tilt" in shape):
+        pitch, roll = (_lerp(_node_series(shape, name, len(t)), i, u) for name in ("pitch_tilt", "roll_tilt"))
+        tilt = quaternion.multiply(_axis_quaternion("Y", pitch), _axis_quaternion("X", roll))
+    if angle is None and tilt is None:
+        return None
+    _check_rotation_mode(child)
+    rest = _rest(child)
+    k = len(i)
+    q = np.repeat(_rest_quaternion(child, rest)[None], k, axis=0)
+    if angle is not None:
+        axis = getattr(settings, CHILD_ROLES[role][1])
+        q = quaternion.multiply(q, _axis_quaternion(axis, _lerp(angle, i, u)))
+    if tilt is not None:  # about the parent's (body) axes: R = Δ⁻¹ · tilt · Δ · R_rest · spin
+        dq = _delta_quaternion(child)
+        dq_inv = dq * np.array([1.0, -1.0, -1.0, -1.0])
+        q = quaternion.multiply(quaternion.multiply(quaternion.multiply(dq_inv, tilt), dq), q)
+    return _Channels(child, _rotation_curves(child, q, rest), rest)
+
+
+def _vehicle_type(obj, trajectory) -> str:
+    """The object's vehicle type; when it has none, the trajectory's."""
+    vehicle_type = obj.vehicle_motion.vehicle_type
+    if vehicle_type == "NONE":
+        by_name = {v: k for k, v in CORE_VEHICLE_NAMES.items()}
+        vehicle_type = by_name.get(trajectory.vehicle, "NONE")
+    return vehicle_type
+
+
+# ----------------------------------------------------------------------------- writing
+
+def _check(trajectory) -> None:
+    t = np.asarray(trajectory.time, dtype=float)
+    n = len(t)
+    if t.ndim != 1 or n == 0:
+        raise _error("bake: the trajectory has no nodes")
+    for name, width in (("position", 3), ("orientation", 4)):
+        a = np.asarray(getattr(trajectory, name), dtype=float)
+        if a.shape != (n, width):
+            raise _error(f"bake: trajectory {name} has shape {a.shape}, expected ({n}, {width})")
+        if not np.all(np.isfinite(a)):
+            raise _error(f"bake: trajectory {name} has NaN or infinite values")
+    if not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
+        raise _error("bake: trajectory times must be finite and increasing")
+    for name, series in trajectory.shape.items():
+        if not np.all(np.isfinite(np.asarray(series, dtype=float))):
+            raise _error(f"bake: shape '{name}' has NaN or infinite values")
+
+
+def _write_fcurve(ref, data_path: str, index: int, frames: np.ndarray, values: np.ndarray) -> None:
+    fcurve = action_compat.ensure_fcurve(ref, data_path, index, GROUP)
+    points = fcurve.keyframe_points
+    n = len(frames)
+    if len(points):
+        points.clear()
+    points.add(n)
+    co = np.empty(2 * n, dtype=np.float32)
+    co[0::2] = frames
+    co[1::2] = values
+    points.foreach_set("co", co)
+    points.foreach_set("interpolation", np.full(n, _LINEAR, dtype=np.int32))
+    fcurve.update()
+
+
+def _baked_by(vehicle) -> list:
+    """Objects (other than vehicle) whose bake belongs to vehicle."""
+    return [ob for ob in bpy.data.objects
+            if ob is not vehicle and ob.vehicle_motion.is_baked and ob.vehicle_motion.baked_by == vehicle]
+
+
+def _restore(obj) -> None:
+    """Put back obj's pre-bake action and pose and delete its baked action."""
+    s = obj.vehicle_motion
+    baked, original = s.baked_action, s.original_action
+    if original is not None:
+        slot = action_compat.find_slot(original, s.original_slot)
+        action_compat.assign(obj, action_compat.ActionRef(original, slot))
+    else:
+        action_compat.assign(obj, None)
+    obj.location = s.rest_location
+    obj.rotation_quaternion = s.rest_rotation_quaternion
+    obj.rotation_euler = s.rest_rotation_euler
+    s.original_action = None
+    s.original_slot = ""
+    s.baked_action = None
+    s.baked_by = None
+    s.is_baked = False
+    if baked is not None:
+        action_compat.remove_action(baked)
+
+
+def _new_action(channels: _Channels, frames: np.ndarray):
+    obj = channels.obj
+    ref = action_compat.new_action(f"{obj.name} Vehicle Motion", obj)
+    try:
+        for data_path, index, values in channels.curves:
+            _write_fcurve(ref, data_path, index, frames, values)
+    except Exception:
+        action_compat.remove_action(ref.action)
+        raise
+    return ref
+
+
+def _commit(vehicle, channels: _Channels, ref) -> None:
+    """Make channels.obj play its new action, keeping what clear_bake needs."""
+    obj = channels.obj
+    s = obj.vehicle_motion
+    if s.is_baked:
+        old = s.baked_action
+        s.baked_action = None
+        if old is not None:
+            action_compat.remove_action(old)
+    else:
+        previous = action_compat.assigned(obj)
+        s.original_action = None if previous is None else previous.action
+        s.original_slot = action_compat.slot_identifier(previous)
+        s.rest_location, s.rest_rotation_quaternion, s.rest_rotation_euler = channels.rest
+    action_compat.assign(obj, ref)
+    s.baked_action = ref.action
+    s.baked_by = None if obj is vehicle else vehicle
+    s.is_baked = True
+
+
+def bake(obj, trajectory, *, frame_start: int = 1, fps: float = 24.0, times=None,
+         scene=None) -> BakeResult:
+    """Key ``trajectory`` onto ``obj`` (and its role children) from ``frame_start``.
+
+    Frame ``frame_start + k`` shows the trajectory at ``times[k]``; by default
+    ``times = time[0] + k / fps`` up to the last node. Raises VehicleMotionError, with
+    the scene unchanged, when something cannot be baked.
+    """
+    scene = scene or bpy.context.scene
+    _check(trajectory)
+    times = sample_times(trajectory, fps, times)
+    frames = frame_start + np.arange(len(times), dtype=float)
+    t = np.asarray(trajectory.time, dtype=float)
+    i, u = _intervals(t, times)
+
+    plan = [_body_channels(obj, scene, trajectory, times, frames)]
+    seen = {obj.name}
+    vehicle_type = _vehicle_type(obj, trajectory)
+    for role in CHILD_ROLES_BY_TYPE[vehicle_type]:
+        child = getattr(obj.vehicle_motion, role)
+        if child is None or child.name in seen:
+            continue
+        channels = _child_channels(obj, vehicle_type, role, child, trajectory.shape, t, i, u)
+        if channels is not None:
+            plan.append(channels)
+            seen.add(child.name)
+
+    result = BakeResult(int(frames[0]), int(frames[-1]))
+    if any(not c.mute for c in obj.constraints):
+        result.warnings.append(f"constraints on '{obj.name}' change the baked pose")
+    refs: list = []
+    try:  # every new action is complete before anything in the scene changes
+        for channels in plan:
+            refs.append(_new_action(channels, frames))
+    except Exception:
+        for ref in refs:
+            action_compat.remove_action(ref.action)
+        raise
+    for ob in _baked_by(obj):
+        if ob.name not in seen:
+            _restore(ob)
+    for channels, ref in zip(plan, refs):
+        _commit(obj, channels, ref)
+        result.objects.append(channels.obj.name)
+        result.fcurves += len(channels.curves)
+    scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
+    return result
+
+
+def clear_bake(obj) -> list[str]:
+    """Undo ``bake`` on obj and the children it keyed; names of the objects restored."""
+    restored = []
+    for ob in [obj, *_baked_by(obj)]:
+        if ob.vehicle_motion.is_baked:
+            _restore(ob)
+            restored.append(ob.name)
+    if not restored:
+        raise _error(f"'{obj.name}' has no baked motion to clear")
+    return restored
+
+
+def bake_stored(obj, scene=None) -> BakeResult:
+    """Bake the trajectory stored with ``obj`` at the scene's Vehicle Motion start frame."""
+    from . import storage
+    scene = scene or bpy.context.scene
+    trajectory = storage.load(obj)
+    fps = scene.render.fps / scene.render.fps_base
+    return bake(obj, trajectory, frame_start=scene.vehicle_motion.frame_start, fps=fps, scene=scene)

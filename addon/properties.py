@@ -1,0 +1,335 @@
+"""Settings that live in the .blend: ``Object.vehicle_motion`` and ``Scene.vehicle_motion``.
+
+Units are SI (kg, m, s, rad, N, N·m, kg·m²). The vehicle body frame is +X forward,
++Y left, +Z up, as in the core models. Enum identifiers are a contract with the scene
+reader: ``vehicle_type`` is one of ``VEHICLE_TYPES``, ``integrator`` one of
+``INTEGRATORS`` (the core method name is the identifier in lower case), and
+``PARAMETERS_BY_TYPE`` / ``CHILD_ROLES_BY_TYPE`` say which fields belong to which
+vehicle (the panel draws from them, the scene reader reads from them).
+"""
+from __future__ import annotations
+
+import math
+
+import bpy
+from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty,
+                       IntProperty, PointerProperty, StringProperty)
+
+VEHICLE_TYPES = ("NONE", "CAR", "HELICOPTER", "BOAT", "SNAKEBOARD", "RIGID_BODY")
+
+# Core's Trajectory.vehicle string for each vehicle_type.
+CORE_VEHICLE_NAMES = {
+    "CAR": "car", "HELICOPTER": "helicopter", "BOAT": "boat",
+    "SNAKEBOARD": "snakeboard", "RIGID_BODY": "rigid_body",
+}
+
+PARAMETERS_BY_TYPE: dict[str, tuple[str, ...]] = {
+    "NONE": (),
+    "CAR": ("mass", "wheel_radius", "wheelbase", "wheel_inertia", "yaw_inertia",
+            "max_steering_angle", "max_steering_rate", "max_torque"),
+    "SNAKEBOARD": ("mass", "half_wheelbase", "rotor_inertia", "wheel_inertia", "max_wheel_angle",
+                   "max_rotor_torque", "max_steering_torque"),
+    "HELICOPTER": ("mass", "inertia", "main_rotor_offset", "tail_rotor_offset", "max_tilt",
+                   "max_collective", "max_yaw", "rotor_speed", "tail_rotor_ratio"),
+    "BOAT": ("mass", "inertia", "max_thrust"),
+    "RIGID_BODY": ("mass", "inertia", "gravity"),
+}
+
+# Child objects that play a part, and the property holding each one's local axis.
+CHILD_ROLES: dict[str, tuple[str, str]] = {
+    # role: (label, axis property)
+    "wheel_rear_left": ("Rear Left Wheel", "wheel_axis"),
+    "wheel_rear_right": ("Rear Right Wheel", "wheel_axis"),
+    "wheel_front_left": ("Front Left Wheel", "wheel_axis"),
+    "wheel_front_right": ("Front Right Wheel", "wheel_axis"),
+    "knuckle_front_left": ("Front Left Knuckle", "steering_axis"),
+    "knuckle_front_right": ("Front Right Knuckle", "steering_axis"),
+    "truck_front": ("Front Truck", "steering_axis"),
+    "truck_rear": ("Rear Truck", "steering_axis"),
+    "rider": ("Rider", "rider_axis"),
+    "main_rotor": ("Main Rotor", "rotor_axis"),
+    "tail_rotor": ("Tail Rotor", "tail_rotor_axis"),
+    "rudder": ("Rudder", "rudder_axis"),
+}
+
+CHILD_ROLES_BY_TYPE: dict[str, tuple[str, ...]] = {
+    "NONE": (),
+    "CAR": ("wheel_rear_left", "wheel_rear_right", "wheel_front_left", "wheel_front_right",
+            "knuckle_front_left", "knuckle_front_right"),
+    "SNAKEBOARD": ("truck_front", "truck_rear", "rider"),
+    "HELICOPTER": ("main_rotor", "tail_rotor"),
+    "BOAT": ("rudder",),
+    "RIGID_BODY": (),
+}
+
+# Preset → vehicle_type and parameter values (the core vehicles' presets: car "hatchback" and
+# "pickup", Helicopter(), Boat(), Snakeboard.rider(); a test keeps them equal).
+PRESETS: dict[str, dict] = {
+    "HATCHBACK": dict(
+        vehicle_type="CAR", mass=1200.0, wheel_inertia=1.8, yaw_inertia=1700.0, wheel_radius=0.30,
+        wheelbase=2.55, max_steering_angle=math.radians(35.0), max_steering_rate=1.2, max_torque=2000.0),
+    "PICKUP_TRUCK": dict(
+        vehicle_type="CAR", mass=2200.0, wheel_inertia=3.5, yaw_inertia=4200.0, wheel_radius=0.38,
+        wheelbase=3.30, max_steering_angle=math.radians(33.0), max_steering_rate=1.0, max_torque=4000.0),
+    "LIGHT_HELICOPTER": dict(
+        vehicle_type="HELICOPTER", mass=600.0, inertia=(300.0, 850.0, 700.0), main_rotor_offset=1.2,
+        tail_rotor_offset=4.5, max_tilt=math.radians(10.0), max_collective=1.6 * 600.0 * 9.81,
+        max_yaw=1000.0, rotor_speed=55.5, tail_rotor_ratio=6.4),
+    "RIB_BOAT": dict(
+        vehicle_type="BOAT", mass=800.0,
+        inertia=(800.0 * (2.0**2 + 0.8**2) / 12, 800.0 * (5.0**2 + 0.8**2) / 12, 800.0 * (5.0**2 + 2.0**2) / 12),
+        max_thrust=1500.0),
+    "SNAKEBOARD": dict(
+        vehicle_type="SNAKEBOARD", mass=60.0, half_wheelbase=0.3, rotor_inertia=1.0, wheel_inertia=0.05,
+        max_wheel_angle=math.radians(60.0), max_rotor_torque=80.0, max_steering_torque=20.0),
+}
+
+_PRESET_ITEMS = [
+    ("CUSTOM", "Custom", "Parameters that match no preset", 0),
+    ("HATCHBACK", "Hatchback", "A small front-engined car", 1),
+    ("PICKUP_TRUCK", "Pickup Truck", "A heavy, long-wheelbase car", 2),
+    ("LIGHT_HELICOPTER", "Light Helicopter", "A 600 kg two-seat helicopter", 3),
+    ("RIB_BOAT", "RIB Boat", "A five-metre rigid inflatable boat with two thrusters at the transom", 4),
+    ("SNAKEBOARD", "Snakeboard", "A snakeboard with a standing rider", 5),
+]
+_PRESET_NUMBER = {item[0]: item[3] for item in _PRESET_ITEMS}
+_PRESET_BY_NUMBER = {item[3]: item[0] for item in _PRESET_ITEMS}
+
+_AXIS_ITEMS = [
+    ("X", "X", "Local +X axis"), ("Y", "Y", "Local +Y axis"), ("Z", "Z", "Local +Z axis"),
+    ("NEG_X", "-X", "Local -X axis"), ("NEG_Y", "-Y", "Local -Y axis"), ("NEG_Z", "-Z", "Local -Z axis"),
+]
+
+INTEGRATORS = ("VARIATIONAL", "RK2", "IMPLICIT_RK2", "RK4", "LIE_NEWMARK", "LIE_EULER")
+SOLVER_BACKENDS = ("AUTO", "SCIPY", "IPOPT")
+
+
+def _close(a, b) -> bool:
+    if isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(b, str):
+        return a == b
+    return math.isclose(float(a), float(b), rel_tol=1e-5, abs_tol=1e-6)
+
+
+def matching_preset(settings) -> str:
+    """The preset whose values the settings hold now, or 'CUSTOM'."""
+    for name, values in PRESETS.items():
+        if all(_close(getattr(settings, key), value) for key, value in values.items()):
+            return name
+    return "CUSTOM"
+
+
+def apply_preset(settings, name: str) -> None:
+    for key, value in PRESETS[name].items():
+        setattr(settings, key, value)
+
+
+def _get_preset(self) -> int:
+    return _PRESET_NUMBER[matching_preset(self)]
+
+
+def _set_preset(self, value: int) -> None:
+    name = _PRESET_BY_NUMBER[value]
+    if name != "CUSTOM":
+        apply_preset(self, name)
+
+
+def _not_self(self, obj) -> bool:
+    return obj != self.id_data
+
+
+def _child(role: str) -> PointerProperty:
+    label, _ = CHILD_ROLES[role]
+    return PointerProperty(
+        type=bpy.types.Object, name=label, poll=_not_self,
+        description=f"Object that plays the {label.lower()}; baking keys its rotation")
+
+
+def _axis(name: str, default: str, what: str) -> EnumProperty:
+    return EnumProperty(name=name, items=_AXIS_ITEMS, default=default,
+                        description=f"Local axis of the child object about which {what}")
+
+
+class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
+    vehicle_type: EnumProperty(
+        name="Vehicle", default="NONE",
+        description="What this object is; its motion is computed by that vehicle's model",
+        items=[
+            ("NONE", "None", "Not a vehicle"),
+            ("CAR", "Car", "Rear-wheel drive car with front steering (Kelly–Murray model)"),
+            ("HELICOPTER", "Helicopter", "Rigid body driven by a tilting main rotor and a tail rotor"),
+            ("BOAT", "Boat", "Floating rigid body driven by thrusters"),
+            ("SNAKEBOARD", "Snakeboard", "Snakeboard propelled by its rider's twist"),
+            ("RIGID_BODY", "Rigid Body", "Free rigid body, optionally under gravity"),
+        ])
+    preset: EnumProperty(
+        name="Preset", items=_PRESET_ITEMS, get=_get_preset, set=_set_preset,
+        description="Fill the vehicle type and parameters from a preset")
+
+    # Shared
+    mass: FloatProperty(name="Mass", unit="MASS", default=1200.0, min=1e-3, soft_max=50000.0,
+                        description="Total mass (kg)")
+    inertia: FloatVectorProperty(
+        name="Inertia", size=3, default=(300.0, 850.0, 700.0), min=1e-6,
+        description="Principal moments of inertia about body X (roll), Y (pitch), Z (yaw) (kg·m²)")
+    wheel_inertia: FloatProperty(name="Wheel Inertia", default=1.8, min=1e-6,
+                                 description="Car: rolling inertia of the rear wheels and driveline; "
+                                             "snakeboard: one foot plate with its wheels about its pivot (kg·m²)")
+    # Car
+    wheel_radius: FloatProperty(name="Wheel Radius", unit="LENGTH", default=0.30, min=1e-3,
+                                description="Radius of the driven wheels (m)")
+    wheelbase: FloatProperty(name="Wheelbase", unit="LENGTH", default=2.55, min=1e-3,
+                             description="Distance between the front and rear axles (m)")
+    yaw_inertia: FloatProperty(name="Yaw Inertia", default=1700.0, min=1e-6,
+                               description="Moment of inertia about the vertical axis (kg·m²)")
+    max_steering_angle: FloatProperty(name="Max Steering Angle", subtype="ANGLE",
+                                      default=math.radians(35.0), min=0.0, max=math.radians(89.0),
+                                      description="Largest steering angle either way")
+    max_steering_rate: FloatProperty(name="Max Steering Rate", default=1.2, min=0.0,
+                                     description="Largest rate of tan(steering angle) (1/s; "
+                                                 "about rad/s near straight ahead)")
+    max_torque: FloatProperty(name="Max Torque", default=2000.0, min=0.0,
+                              description="Largest drive torque at the rear wheels (N·m)")
+    # Snakeboard
+    half_wheelbase: FloatProperty(name="Half Wheelbase", unit="LENGTH", default=0.3, min=1e-3,
+                                  description="Distance from the board's centre to each wheel axle (m)")
+    rotor_inertia: FloatProperty(name="Rotor Inertia", default=1.0, min=1e-6,
+                                 description="Inertia of the rider's twisting torso and arms about the "
+                                             "vertical; must be below mass × half wheelbase² (kg·m²)")
+    max_wheel_angle: FloatProperty(name="Max Wheel Angle", subtype="ANGLE", default=math.radians(60.0),
+                                   min=0.0, max=math.radians(89.0),
+                                   description="Largest angle of the foot plates either way")
+    max_rotor_torque: FloatProperty(name="Max Rotor Torque", default=80.0, min=0.0,
+                                    description="Largest twisting torque of the rider (N·m)")
+    max_steering_torque: FloatProperty(name="Max Steering Torque", default=20.0, min=0.0,
+                                       description="Largest torque turning the foot plates (N·m)")
+    # Helicopter
+    main_rotor_offset: FloatProperty(name="Main Rotor Height", unit="LENGTH", default=1.2, min=1e-3,
+                                     description="Main rotor hub height above the centre of mass (m)")
+    tail_rotor_offset: FloatProperty(name="Tail Rotor Arm", unit="LENGTH", default=4.5, min=1e-3,
+                                     description="Tail rotor distance behind the centre of mass (m)")
+    max_tilt: FloatProperty(name="Max Tilt", subtype="ANGLE", default=math.radians(10.0),
+                            min=0.0, max=math.radians(89.0),
+                            description="Largest main rotor tilt, pitch and roll")
+    max_collective: FloatProperty(name="Max Collective", default=1.6 * 600.0 * 9.81, min=1e-3,
+                                  description="Largest main rotor lift (N)")
+    max_yaw: FloatProperty(name="Max Yaw Force", default=1000.0, min=0.0,
+                           description="Largest tail rotor side force (N)")
+    rotor_speed: FloatProperty(name="Rotor Speed", default=55.5, min=0.0,
+                               description="Spin of the animated main rotor (rad/s)")
+    tail_rotor_ratio: FloatProperty(name="Tail Rotor Ratio", default=6.4, min=0.0,
+                                    description="Tail rotor spin per main rotor spin")
+    # Boat
+    max_thrust: FloatProperty(name="Max Thrust", default=1500.0, min=0.0,
+                              description="Largest force of each thruster, forward or reverse (N)")
+    # Rigid body
+    gravity: BoolProperty(name="Gravity", default=True, description="Apply gravity (9.81 m/s² along -Z)")
+
+    # Child objects
+    wheel_rear_left: _child("wheel_rear_left")
+    wheel_rear_right: _child("wheel_rear_right")
+    wheel_front_left: _child("wheel_front_left")
+    wheel_front_right: _child("wheel_front_right")
+    knuckle_front_left: _child("knuckle_front_left")
+    knuckle_front_right: _child("knuckle_front_right")
+    truck_front: _child("truck_front")
+    truck_rear: _child("truck_rear")
+    rider: _child("rider")
+    main_rotor: _child("main_rotor")
+    tail_rotor: _child("tail_rotor")
+    rudder: _child("rudder")
+    wheel_axis: _axis("Wheel Axis", "Y", "the wheels roll forward")
+    steering_axis: _axis("Steering Axis", "Z", "knuckles and trucks turn left")
+    rotor_axis: _axis("Rotor Axis", "Z", "the main rotor spins")
+    tail_rotor_axis: _axis("Tail Rotor Axis", "Y", "the tail rotor spins")
+    rudder_axis: _axis("Rudder Axis", "Z", "the rudder turns left")
+    rider_axis: _axis("Rider Axis", "Z", "the rider twists")
+
+    # Stored result and bake state (written by addon.storage and addon.baking)
+    trajectory_data: StringProperty(
+        name="Trajectory Data", options={"HIDDEN"},
+        description="The solved trajectory: compressed JSON, see addon.storage")
+    trajectory_summary: StringProperty(name="Trajectory", description="What the stored trajectory is")
+    has_trajectory: BoolProperty(name="Has Trajectory", default=False,
+                                 description="A solved trajectory is stored with this object "
+                                             "(kept by addon.storage)")
+    original_action: PointerProperty(
+        type=bpy.types.Action, name="Original Action",
+        description="The action this object had before baking; Clear Bake restores it")
+    original_slot: StringProperty(name="Original Slot",
+                                  description="Identifier of the action slot assigned before baking")
+    baked_action: PointerProperty(type=bpy.types.Action, name="Baked Action",
+                                  description="The action made by the last bake")
+    rest_location: FloatVectorProperty(
+        name="Rest Location", size=3, options={"HIDDEN"},
+        description="Location before the first bake; Clear Bake restores it")
+    rest_rotation_quaternion: FloatVectorProperty(
+        name="Rest Quaternion", size=4, default=(1.0, 0.0, 0.0, 0.0), options={"HIDDEN"},
+        description="Quaternion rotation before the first bake; Clear Bake restores it")
+    rest_rotation_euler: FloatVectorProperty(
+        name="Rest Euler", size=3, options={"HIDDEN"},
+        description="Euler rotation before the first bake; Clear Bake restores it")
+    baked_by: PointerProperty(type=bpy.types.Object, name="Baked By",
+                              description="The vehicle whose bake keyed this object")
+    is_baked: BoolProperty(name="Is Baked", default=False,
+                           description="This object plays a baked action; Clear Bake restores the original")
+
+
+class VehicleMotionSceneSettings(bpy.types.PropertyGroup):
+    frame_start: IntProperty(name="Start", default=1, min=0,
+                             description="Frame at which the motion starts")
+    frame_end: IntProperty(name="End", default=250, min=0,
+                           description="Frame at which the motion ends")
+    steps_per_frame: IntProperty(name="Steps per Frame", default=2, min=1, max=1000,
+                                 description="Integrator steps between two frames")
+    integrator: EnumProperty(
+        name="Integrator", default="VARIATIONAL",
+        description="Time-stepping scheme",
+        items=[
+            ("VARIATIONAL", "Variational", "Lie group variational integrator (structure preserving)"),
+            ("RK2", "RK2", "Explicit midpoint rule"),
+            ("IMPLICIT_RK2", "Implicit RK2", "Implicit midpoint on the velocities"),
+            ("RK4", "RK4", "Classical Runge–Kutta with quaternion orientation"),
+            ("LIE_NEWMARK", "Lie–Newmark", "Newmark scheme on SE(3)"),
+            ("LIE_EULER", "Lie–Euler", "Explicit Lie–Euler"),
+        ])
+    weight_effort: FloatProperty(name="Effort", default=1.0, min=0.0,
+                                 description="Weight of the control effort Σ h|u|²")
+    weight_duration: FloatProperty(name="Duration", default=0.0, min=0.0,
+                                   description="Weight of the final time")
+    weight_path_length: FloatProperty(name="Path Length", default=0.0, min=0.0,
+                                      description="Weight of the distance travelled")
+    weight_hazard: FloatProperty(name="Hazard", default=1.0, min=0.0,
+                                 description="Weight of the obstacle hazard potential")
+    weight_smoothness: FloatProperty(name="Smoothness", default=0.1, min=0.0,
+                                     description="Weight of the control rate Σ |Δu|²/h")
+    solver_backend: EnumProperty(
+        name="Solver", default="AUTO", description="Optimiser used by Solve",
+        items=[
+            ("AUTO", "Automatic", "IPOPT when installed, else SciPy"),
+            ("SCIPY", "SciPy", "scipy.optimize (bundled with the extension)"),
+            ("IPOPT", "IPOPT", "Interior point solver through cyipopt, when installed"),
+        ])
+    max_iter: IntProperty(name="Max Iterations", default=500, min=1,
+                          description="Largest number of optimiser iterations")
+    tol: FloatProperty(name="Tolerance", default=1e-6, min=1e-12, max=1.0, precision=8,
+                       description="Optimality and feasibility tolerance")
+    time_limit_s: FloatProperty(name="Time Limit", default=60.0, min=0.1, unit="TIME_ABSOLUTE",
+                                description="Wall-clock limit of one solve (s)")
+    last_report: StringProperty(name="Last Report", description="Summary of the last solve or bake")
+
+
+classes = (VehicleMotionObjectSettings, VehicleMotionSceneSettings)
+
+
+def attach() -> None:
+    """Hang the settings on Object and Scene (after ``classes`` are registered)."""
+    bpy.types.Object.vehicle_motion = PointerProperty(type=VehicleMotionObjectSettings)
+    bpy.types.Scene.vehicle_motion = PointerProperty(type=VehicleMotionSceneSettings)
+
+
+def detach() -> None:
+    for owner in (bpy.types.Scene, bpy.types.Object):
+        if "vehicle_motion" in owner.bl_rna.properties:
+            del owner.vehicle_motion

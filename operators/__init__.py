@@ -1,0 +1,6 @@
+"""Operators: thin (poll, gather settings, call addon/, report)."""
+from __future__ import annotations
+
+from . import bake
+
+classes = (bake.VEHICLE_MOTION_OT_bake, bake.VEHICLE_MOTION_OT_clear_bake)

@@ -1,0 +1,119 @@
+"""The "Vehicle" tab of the 3D viewport's sidebar (N panel). Draw only."""
+from __future__ import annotations
+
+import bpy
+
+from ..addon.properties import CHILD_ROLES, CHILD_ROLES_BY_TYPE, PARAMETERS_BY_TYPE
+
+
+class _VehicleTab:
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "Vehicle"
+
+
+def _vehicle(context):
+    obj = context.active_object
+    if obj is None or obj.vehicle_motion.vehicle_type == "NONE":
+        return None
+    return obj
+
+
+class VEHICLE_MOTION_PT_vehicle(_VehicleTab, bpy.types.Panel):
+    bl_idname = "VEHICLE_MOTION_PT_vehicle"
+    bl_label = "Vehicle"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        obj = context.active_object
+        if obj is None:
+            layout.label(text="Select the vehicle object", icon="INFO")
+            return
+        settings = obj.vehicle_motion
+        layout.prop(settings, "vehicle_type")
+        if settings.vehicle_type == "NONE":
+            return
+        layout.prop(settings, "preset")
+        col = layout.column(align=True)
+        for name in PARAMETERS_BY_TYPE[settings.vehicle_type]:
+            col.prop(settings, name)
+
+
+class VEHICLE_MOTION_PT_parts(_VehicleTab, bpy.types.Panel):
+    bl_idname = "VEHICLE_MOTION_PT_parts"
+    bl_label = "Parts"
+    bl_parent_id = "VEHICLE_MOTION_PT_vehicle"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = _vehicle(context)
+        return obj is not None and bool(CHILD_ROLES_BY_TYPE[obj.vehicle_motion.vehicle_type])
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        settings = context.active_object.vehicle_motion
+        roles = CHILD_ROLES_BY_TYPE[settings.vehicle_type]
+        col = layout.column(align=True)
+        for role in roles:
+            col.prop(settings, role)
+        col = layout.column(align=True)
+        for axis in dict.fromkeys(CHILD_ROLES[role][1] for role in roles):
+            col.prop(settings, axis)
+
+
+class VEHICLE_MOTION_PT_solve(_VehicleTab, bpy.types.Panel):
+    bl_idname = "VEHICLE_MOTION_PT_solve"
+    bl_label = "Solve Settings"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        scene_settings = context.scene.vehicle_motion
+        col = layout.column(align=True)
+        col.prop(scene_settings, "frame_start", text="Frame Start")
+        col.prop(scene_settings, "frame_end", text="End")
+        layout.prop(scene_settings, "steps_per_frame")
+        layout.prop(scene_settings, "integrator")
+        col = layout.column(align=True, heading="Cost Weights")
+        for name in ("weight_effort", "weight_duration", "weight_path_length",
+                     "weight_hazard", "weight_smoothness"):
+            col.prop(scene_settings, name)
+        col = layout.column(align=True)
+        col.prop(scene_settings, "solver_backend")
+        col.prop(scene_settings, "max_iter")
+        col.prop(scene_settings, "tol")
+        col.prop(scene_settings, "time_limit_s")
+
+
+class VEHICLE_MOTION_PT_bake(_VehicleTab, bpy.types.Panel):
+    bl_idname = "VEHICLE_MOTION_PT_bake"
+    bl_label = "Motion"
+
+    def draw(self, context):
+        layout = self.layout
+        obj = context.active_object
+        if obj is not None:
+            settings = obj.vehicle_motion
+            if settings.has_trajectory:
+                layout.label(text=settings.trajectory_summary, icon="ANIM")
+            else:
+                layout.label(text="No stored trajectory", icon="INFO")
+        row = layout.row(align=True)
+        row.operator("vehicle_motion.bake", icon="KEYINGSET")
+        row.operator("vehicle_motion.clear_bake", icon="X")
+        report = context.scene.vehicle_motion.last_report
+        if report:
+            box = layout.box()
+            for line in report.split("; "):
+                box.label(text=line)
+
+
+classes = (VEHICLE_MOTION_PT_vehicle, VEHICLE_MOTION_PT_parts, VEHICLE_MOTION_PT_solve,
+           VEHICLE_MOTION_PT_bake)
