@@ -56,7 +56,6 @@ from typing import Callable
 
 import numpy as np
 
-from ..lie import _series as S
 from ..lie import se2, se3
 
 Array = np.ndarray
@@ -69,22 +68,6 @@ FD_STEP = 1e-6
 # ---------------------------------------------------------------------------------------------
 # Groups: τ and its C map (the matrix of dτ⁻¹, right-trivialised), batched.
 # ---------------------------------------------------------------------------------------------
-def se2_C_exp(v: Array) -> Array:
-    """Exact C_exp = dexp⁻¹_v on SE(2) in closed form: I − ½ ad_v + ((1 − γ)/(v¹)²) ad_v².
-
-    γ = (v¹/2) cot(v¹/2). Derivation: ad_v has eigenvalues 0, ±i v¹ and minimal polynomial
-    λ(λ² + (v¹)²), so the series z/(e^z − 1) = Σ B_j z^j / j! of dexp⁻¹ (equations.md, "Group
-    difference maps") collapses to a quadratic in ad_v; matching it at λ = ±i v¹ gives the
-    coefficients −½ and (1 − γ)/(v¹)² (= 1/12 at v¹ = 0, evaluated by series there). Checked in
-    the tests against finite differences of se2.exp (C · dexp = I) and the discrete Noether
-    identity C(−v)ᵀ = Ad*_{exp(v)} C(v)ᵀ.
-    """
-    v = np.asarray(v, dtype=float)
-    A = se2.ad(v)
-    k = S.k4(v[..., 0] ** 2)[..., None, None]
-    return np.eye(3) - 0.5 * A + k * (A @ A)
-
-
 @dataclass(frozen=True)
 class GroupMaps:
     """A matrix Lie group for the integrator: τ (..., n) → (..., m, m) and C_τ (..., n) → (..., n, n)."""
@@ -96,7 +79,7 @@ class GroupMaps:
     Ad: Callable[[Array], Array]
 
 
-SE2_EXP = GroupMaps("se2-exp", 3, se2.exp, se2_C_exp, se2.Ad)
+SE2_EXP = GroupMaps("se2-exp", 3, se2.exp, se2.C_exp, se2.Ad)
 SE2_EXP_LN = GroupMaps("se2-exp-ln", 3, se2.exp, se2.C_ln, se2.Ad)       # trapezoidal C_LN (App. A)
 SE2_EXP_SERIES = GroupMaps("se2-exp-series", 3, se2.exp, se2.C_exp_series, se2.Ad)
 SE2_CAY = GroupMaps("se2-cay", 3, se2.cay, se2.C_cay, se2.Ad)
@@ -392,6 +375,6 @@ def spatial_momentum(group: GroupMaps, g: Array, nu: Array) -> Array:
 
 
 __all__ = ["GroupMaps", "SE2_EXP", "SE2_EXP_LN", "SE2_EXP_SERIES", "SE2_CAY", "SE3_EXP", "SE3_CAY",
-           "se2_C_exp", "LagrangianDerivatives", "QuadraticLagrangian", "NonholonomicSystem",
+           "LagrangianDerivatives", "QuadraticLagrangian", "NonholonomicSystem",
            "NonholonomicState", "NonholonomicResult", "initial_state", "step", "integrate",
            "spatial_momentum"]

@@ -114,6 +114,22 @@ def C_cay(v: np.ndarray) -> np.ndarray:
     return C
 
 
+def C_exp(v: np.ndarray) -> np.ndarray:
+    """Exact C_exp = dexp⁻¹_v on SE(2) in closed form: I − ½ ad_v + ((1 − γ)/(v¹)²) ad_v².
+
+    γ = (v¹/2) cot(v¹/2). Derivation: ad_v has eigenvalues 0, ±i v¹ and minimal polynomial
+    λ(λ² + (v¹)²), so the series z/(e^z − 1) = Σ B_j z^j / j! of dexp⁻¹ (equations.md, "Group
+    difference maps") collapses to a quadratic in ad_v; matching it at λ = ±i v¹ gives the
+    coefficients −½ and (1 − γ)/(v¹)² (= 1/12 at v¹ = 0, evaluated by series there). Checked in
+    the tests against finite differences of se2.exp (C · dexp = I) and the discrete Noether
+    identity C(−v)ᵀ = Ad*_{exp(v)} C(v)ᵀ.
+    """
+    v = np.asarray(v, dtype=float)
+    A = ad(v)
+    k = S.k4(v[..., 0] ** 2)[..., None, None]
+    return np.eye(3) - 0.5 * A + k * (A @ A)
+
+
 def C_exp_series(v: np.ndarray) -> np.ndarray:
     """Truncated dexp⁻¹: I − ½ ad_v + (1/12) ad_v²."""
     A = ad(v)

@@ -39,7 +39,7 @@ analytic Jacobian :func:`step_jacobian` stays finite and accurate at ω = 0.
 
 This update is the general nonholonomic integrator, eqs. (16)–(17), specialised to the car with
 τ = exp and C_τ = C_LN = I − ½ ad (``nonholonomic_system``; shown equal to round-off in the tests).
-With the exact dexp⁻¹ (``nh.se2_C_exp``) instead of C_LN the projected DEP keeps O(h³) terms per
+With the exact dexp⁻¹ (``se2.C_exp``) instead of C_LN the projected DEP keeps O(h³) terms per
 step — A(r_k) is parallel to ξ_k = −A(r_{k+α}) u_k only when α = 0 and to ξ_{k−1} only when α = 1 —
 so the two schemes differ by O(h²) globally for every α (measured: 1.8e-2 m after 4 s at h = 0.1,
 ×¼ per halving): same order, not the same scheme. The paper's "A(r_k)ᵀ(μ_k − μ_{k−1})" is the C_LN form.
