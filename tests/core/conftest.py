@@ -335,3 +335,26 @@ def series_exp_minus_identity(A: np.ndarray, terms: int = 40) -> np.ndarray:
         term = term @ A / k
         out = out + term
     return out
+
+
+LD_EPS = float(np.finfo(np.longdouble).eps)  # 1.1e-19 on x86 (80-bit); = EPS where there is none
+
+
+def expm_extended(A: np.ndarray) -> np.ndarray:
+    """exp(A) by scaling and squaring in np.longdouble, rounded to float64.
+
+    Used where scipy.linalg.expm itself is only good to ~1e-14 (e.g. the non-normal
+    6×6 ad_ξ near |ω| = π): here the error is ~2ˢ·LD_EPS, far below float64 round-off
+    on platforms with an extended long double.
+    """
+    A = np.asarray(A, dtype=np.longdouble)
+    s = max(0, int(np.ceil(np.log2(max(float(np.abs(A).sum(axis=-1).max()), 1e-300) / 0.25))))
+    B = A / np.longdouble(2.0) ** s
+    eye = np.eye(A.shape[-1], dtype=np.longdouble)
+    out, term = eye.copy(), eye.copy()
+    for k in range(1, 25):
+        term = term @ B / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out.astype(float)

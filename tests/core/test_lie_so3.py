@@ -140,7 +140,7 @@ def test_cay_is_the_matrix_cayley_transform(w):
     assert_close(R, ref, rtol=8 * EPS * (1 + np.linalg.norm(w)))
     assert_close(R.T @ R, I3, rtol=4 * EPS)
     if np.linalg.norm(w) <= 1:  # small rotations: the skew part to its own relative accuracy
-        assert_close(_skew(R), _skew(ref), rtol=8 * EPS)
+        assert_close(_skew(R), _skew(ref), rtol=8 * EPS, atol=1e-300)  # (atol: subnormal w)
 
 
 @LIE_SETTINGS
@@ -287,8 +287,6 @@ def test_coefficients_against_high_precision(name):
     f = getattr(S, name)
     thetas = [0.0, 1e-150, 1e-12, 1e-8, 1e-4, 0.01, 0.1, 0.2, 0.249, np.nextafter(0.25, 0),
               0.25, np.nextafter(0.25, 1), 0.251, 0.3, 0.5, 1.0, 2.0, 3.0, NEAR_PI]
-    if name == "inv_sinc":
-        thetas = [t for t in thetas if t < 3.0]  # θ/sin θ is used by so3.log only below π/2
     for th in thetas:
         t2 = th * th
         ref = coefficient_reference(name, t2)
