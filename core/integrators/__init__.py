@@ -17,7 +17,7 @@ import numpy as np
 from ..trajectory import Trajectory
 from . import holonomic
 from .baselines import BASELINES
-from .common import HolonomicSystem, RigidState, WrenchSpec, combine, wrench_function
+from .common import VEHICLE_DEFAULT_METHOD, HolonomicSystem, RigidState, WrenchSpec, combine, wrench_function
 from .composition import integrate_cay4
 
 METHODS: tuple[str, ...] = ("vi-cay", "vi-cay-ln", "vi-exp", "vi-exp-ln", "vi-exp-series", "vi-cay4",

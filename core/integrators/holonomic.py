@@ -186,6 +186,7 @@ def _compile_scalar_coefficients() -> Callable[[float], tuple]:
 
 
 exp_coefficients_scalar = _compile_scalar_coefficients()
+exp_coefficients_scalar.__annotations__ = {"t2": float, "return": tuple}
 exp_coefficients_scalar.__doc__ = (
     "(sinc, cosc, k1, k4, k5, dcosc, dk1, dk4, dk5, qc, qs) at θ² = t2 as plain floats "
     "(d = d/dθ²; qc = cos(θ/2), qs = sin(θ/2)/θ).")
@@ -311,8 +312,14 @@ def _tau_exp(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _cay_rj(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
     """vi-cay: G = (I + û + uuᵀ) J ω + (h/2) v × b^v − b^ω with u = (h/2)ω, m v = (I + û)⁻¹ b^v.
 
-    (I + û)⁻¹ = (I − û + uuᵀ)/(1 + |u|²); (h/2) v × b^v = (h/2m)(u|p|² − p(u·b)), p = m v,
-    |p|² = (|b|² + (u·b)²)/(1 + |u|²). Jacobian: see the module docstring; checked by FD in tests.
+    (I + û)⁻¹ = (I − û + uuᵀ)/(1 + |u|²); (h/2) v × b^v = T = (h/2m)(u|p|² − p s), p = m v,
+    s = u·b = u·p, |p|² = (|b|² + s²)/(1 + |u|²) (b = b^v). With y = Jω and d/dω = (h/2) d/du:
+
+        dG/dω = (I + û + uuᵀ)J + (h/2)(−ŷ + (u·y)I + u yᵀ) + (h/2) dT/du
+        dT/du = (h/2m)(|p|² I + u gᵀ − s P′ − p bᵀ),  g = ∇_u|p|² = 2(s b − |p|² u)/(1 + |u|²),
+        P′ = dp/du = (b̂ + s I + u bᵀ − 2 p uᵀ)/(1 + |u|²),
+
+    collected below as δ_ij(J_j + D) + û_ij J_j + u_i e_j + q p_i z_j − ĉ_ij, q = h²/4m.
     """
     hh = 0.5 * h
     u1 = hh * w1
@@ -332,7 +339,6 @@ def _cay_rj(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
     G1 = y1 + u2 * y3 - u3 * y2 + u1 * uy + k * (u1 * pp - p1 * s) - bw1
     G2 = y2 + u3 * y1 - u1 * y3 + u2 * uy + k * (u2 * pp - p2 * s) - bw2
     G3 = y3 + u1 * y2 - u2 * y1 + u3 * uy + k * (u3 * pp - p3 * s) - bw3
-    # Jac_ij = δ_ij(J_j + D) + û_ij J_j + u_i e_j + q p_i z_j − ĉ_ij   (derivation in tests' FD check)
     q = hh * k
     sn = s * inv_n
     ppn2 = 2.0 * pp * inv_n
@@ -461,7 +467,17 @@ def _make_exp_kernels(coef: Callable):
     def rj(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
         """G = Aᵀ J ω + (h/m) T − b^ω with p = m v = dexp(a)ᵀ b^v, a = hω (isotropic M).
 
-        Aᵀy = y + ½a×y + k4(a(a·y) − θ²y); T = k4(a|p|² − s p) + k5 s(a s − θ²p), s = a·b = a·p.
+        From dexp⁻¹ (seed 004 eqs. 23–24) with c = (h/m)p (so c × p = 0): Aᵀy = y + ½a×y +
+        k4(a(a·y) − θ²y), T = k4(a|p|² − s p) + k5 s(a s − θ²p), s = a·b = a·p. Jacobian, with
+        y = Jω, d/dω = h d/da and k′ = dk/dθ² (so dk/da = 2k′aᵀ):
+
+            dG/dω = AᵀJ + h(−½ŷ + 2k4′(a(a·y) − θ²y)aᵀ + k4((a·y)I + a yᵀ − 2y aᵀ)) + h(h/m) dT/da
+            dT/da = 2k4′(a|p|² − s p)aᵀ + k4(|p|²I + a d|p|²ᵀ − p bᵀ − s P′)
+                    + 2k5′ s(a s − θ²p)aᵀ + k5((a s − θ²p)bᵀ + s(s I + a bᵀ − 2p aᵀ − θ²P′))
+            P′ = dp/da = cosc b̂ + k1 s I + U aᵀ + k1 a bᵀ,
+                 U = −2cosc′ a×b + 2k1′(a s − θ²b) − 2k1 b,   d|p|² = 2P′ᵀp,
+
+        collected below as δ_ij diag_j + ½â_ij J_j − ĉ_ij + a_i e_j + V_i a_j + W_i b_j.
         """
         a1 = h * w1
         a2 = h * w2
@@ -942,6 +958,8 @@ def _run_batch(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndarr
                     g = 2.0 * hj[1] - hj[0]
                 else:
                     g = explicit
+                if any_dead:
+                    g = np.where(ok, g, 0.0)   # b = 0, ω = 0: converged at once
                 w, done, cnt = newton(g, b, h, tolE)
                 if g is not explicit and not done.all():
                     w2, done2, cnt2 = newton(explicit, b, h, tolE)

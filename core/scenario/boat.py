@@ -20,12 +20,12 @@
 
 Inputs: ``thruster_1``, ``thruster_2``, … (N, one per thruster, per step). The water surface is
 the plane z = 0, water density 1000 kg/m³, gravity 9.81 m/s² along −z. ``[integrator]`` method
-(default "vi-cay"), dt, steps; ``[initial]`` as for the rigid body (a boat floating level at
+(default "vi-cay-ln", the paper's Appendix A pairing), dt, steps; ``[initial]`` as for the rigid body (a boat floating level at
 rest has its centre of mass a little above z = 0: 0.084 m for the defaults).
 """
 from __future__ import annotations
 
-from ..integrators import METHODS
+from ..integrators import METHODS, VEHICLE_DEFAULT_METHOD
 from ..trajectory import Trajectory
 from ..vehicles.boat import (DEFAULT_BEAM, DEFAULT_HEIGHT, DEFAULT_LENGTH, DEFAULT_MASS, Boat,
                              box_inertia, default_thrusters)
@@ -63,7 +63,7 @@ def simulate(root: Table) -> Trajectory:
     vehicle.string("type")
     boat = read_boat(vehicle)
     vehicle.finish()
-    settings = read_integrator(root, METHODS, default_method="vi-cay")
+    settings = read_integrator(root, METHODS, default_method=VEHICLE_DEFAULT_METHOD)
     initial = read_se3_initial(root)
     names = boat.input_names
     controls = read_controls(root, names, settings.steps, settings.dt,

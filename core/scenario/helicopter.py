@@ -14,12 +14,12 @@
 Inputs (one value per step, ``[controls.NAME]`` with ``values`` or a sinusoid): ``collective``
 (N), ``yaw`` (N), ``pitch_tilt`` and ``roll_tilt`` (rad, the commanded rotor tilt at each step).
 Positive pitch_tilt accelerates forward (+x body), positive roll_tilt to the right (−y),
-positive yaw turns the nose left (+z). ``[integrator]`` method (default "vi-cay"), dt, steps;
+positive yaw turns the nose left (+z). ``[integrator]`` method (default "vi-cay-ln", the paper's Appendix A pairing), dt, steps;
 ``[initial]`` as for the rigid body. Gravity is 9.81 m/s² along −z.
 """
 from __future__ import annotations
 
-from ..integrators import METHODS
+from ..integrators import METHODS, VEHICLE_DEFAULT_METHOD
 from ..integrators.common import GRAVITY
 from ..trajectory import Trajectory
 from ..vehicles.helicopter import INPUTS, PRESETS, Helicopter
@@ -53,7 +53,7 @@ def simulate(root: Table) -> Trajectory:
     vehicle.string("type")
     heli = read_helicopter(vehicle)
     vehicle.finish()
-    settings = read_integrator(root, METHODS, default_method="vi-cay")
+    settings = read_integrator(root, METHODS, default_method=VEHICLE_DEFAULT_METHOD)
     initial = read_se3_initial(root)
     controls = read_controls(root, INPUTS, settings.steps, settings.dt, limits(heli))
     root.finish()

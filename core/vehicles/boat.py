@@ -32,7 +32,7 @@ import numpy as np
 from scipy.optimize import brentq, fsolve
 
 from ..errors import ScenarioError
-from ..integrators.common import GRAVITY, HolonomicSystem, RigidState
+from ..integrators.common import GRAVITY, VEHICLE_DEFAULT_METHOD, HolonomicSystem, RigidState
 from ..trajectory import Trajectory
 from .hull import TRANSOM_FRACTION, HeightField, Hull, clip, default_hull
 from .water import RHO_WATER, CurrentSpec, Wind, current_field, projected_area
@@ -287,7 +287,7 @@ class Boat:
         return HolonomicSystem(inertia=self.inertia6, wrench=wrench)
 
     def simulate(self, initial: RigidState, controls: Mapping[str, np.ndarray], dt: float, steps: int,
-                 method: str = "vi-cay") -> Trajectory:
+                 method: str = VEHICLE_DEFAULT_METHOD) -> Trajectory:
         """Integrate; controls ``thruster_1`` … per step in the trajectory, shape {} (no rudder)."""
         from ..integrators import integrate
 

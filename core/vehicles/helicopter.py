@@ -35,7 +35,7 @@ from typing import Mapping
 import numpy as np
 
 from ..errors import ScenarioError
-from ..integrators.common import GRAVITY, HolonomicSystem, RigidState
+from ..integrators.common import GRAVITY, VEHICLE_DEFAULT_METHOD, HolonomicSystem, RigidState
 from ..trajectory import Trajectory
 
 INPUTS = ("collective", "yaw", "pitch_tilt", "roll_tilt")
@@ -123,7 +123,7 @@ class Helicopter:
         return HolonomicSystem(inertia=self.inertia6, wrench=wrench)
 
     def simulate(self, initial: RigidState, controls: Mapping[str, np.ndarray], dt: float, steps: int,
-                 method: str = "vi-cay") -> Trajectory:
+                 method: str = VEHICLE_DEFAULT_METHOD) -> Trajectory:
         """Integrate; the trajectory carries the rotor shape and the inputs for the Blender baker.
 
         ``shape``: ``pitch_tilt``, ``roll_tilt`` (per node: the tilt commanded over the step
