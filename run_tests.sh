@@ -3,6 +3,8 @@
 # 5.0 (.venv-bpy50). Installs what it needs first (pinned; idempotent).
 set -uo pipefail
 cd "$(dirname "$0")"
+# Small-matrix numpy: OpenBLAS threads only add contention (16× slower batched 6×6 solves here).
+export OPENBLAS_NUM_THREADS=1
 bash scripts/ensure_env.sh || exit 1
 status=0
 .venv/bin/python -m pytest tests/core -q -p no:cacheprovider || status=1
