@@ -17,15 +17,20 @@ def _classes() -> tuple:
 def register() -> None:
     import bpy
     from . import addon
+    from .addon import preview
     for cls in _classes():
         if not cls.is_registered:
             bpy.utils.register_class(cls)
     addon.attach()
+    preview.register()
 
 
 def unregister() -> None:
     import bpy
     from . import addon
+    from .addon import preview, solving
+    solving.cancel_all()
+    preview.unregister()
     addon.detach()
     for cls in reversed(_classes()):
         if cls.is_registered:

@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/ensure_env.sh
-mkdir -p out
-.venv/bin/python -m core simulate samples/tumbling_box.toml --out out/tumbling_box.json
-echo "setup: wrote out/tumbling_box.json"
+export OPENBLAS_NUM_THREADS=1
+# The main job: build the car-through-a-tunnel scene in Blender (bpy), solve the optimal
+# motion, bake it to F-curves, save out/car_tunnel.blend and draw the baked path to out/car_tunnel.png.
+.venv/bin/python samples/main_job.py

@@ -246,6 +246,58 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
     rudder_axis: _axis("Rudder Axis", "Z", "the rudder turns left")
     rider_axis: _axis("Rider Axis", "Z", "the rider twists")
 
+    # Scene reading (addon.scene_reader): keyed state and collision shape of a vehicle
+    speed: FloatProperty(
+        name="Speed", unit="VELOCITY", default=0.0,
+        description="Forward speed of the vehicle (scene units per second). Key it at the start or "
+                    "goal frame to impose that speed there; Simulate starts with its value at the start")
+    collision_radius: FloatProperty(
+        name="Collision Radius", unit="LENGTH", default=0.0, min=0.0,
+        description="Radius of the spheres that keep the vehicle off obstacles; 0 fits them to the "
+                    "vehicle's meshes (body and parts)")
+
+    # Obstacles (objects in a collection named "Obstacles", or flagged here)
+    is_obstacle: BoolProperty(
+        name="Obstacle", default=False,
+        description="Vehicles keep out of this object (as do objects in a collection named Obstacles)")
+    obstacle_shape: EnumProperty(
+        name="Shape", default="AUTO",
+        description="Shape fitted around the object's evaluated mesh in world space",
+        items=[("AUTO", "Automatic", "The smallest of sphere, oriented box and capsule that holds the mesh"),
+               ("SPHERE", "Sphere", "A sphere around the mesh"),
+               ("BOX", "Box", "An oriented box around the mesh"),
+               ("CAPSULE", "Capsule", "A capsule along the mesh's longest axis")])
+    obstacle_margin: FloatProperty(
+        name="Margin", unit="LENGTH", default=0.1, min=0.0,
+        description="Extra distance the vehicle keeps from this obstacle")
+
+    # Constraint empties
+    constraint_kind: EnumProperty(
+        name="Constraint", default="NONE",
+        description="What this empty asks of the vehicle",
+        items=[("NONE", "None", "Not a constraint"),
+               ("PASS_THROUGH", "Pass Through",
+                "Pass within the empty's display size (times its scale) of it at its frame"),
+               ("STOP", "Stop Here", "Be at the empty with zero velocity at its frame"),
+               ("LAND", "Land / Dock Here",
+                "Be at the empty, heading along its X axis, at rest, at its frame"),
+               ("KEEP_OUT", "Keep Out", "Stay out of a sphere of the empty's display size (whole shot)"),
+               ("SPEED_LIMIT", "Speed Limit", "Stay below a speed (whole shot)")])
+    constraint_timing: EnumProperty(
+        name="When", default="AUTO",
+        description="The frame at which the constraint holds",
+        items=[("AUTO", "Own Keyframes",
+                "At each frame the empty is keyed at; unkeyed keep-out and speed limits hold for the whole shot"),
+               ("FRAME", "Frame", "At the frame given below"),
+               ("SHOT", "Whole Shot", "Over the whole shot (keep out, speed limit)")])
+    constraint_frame: IntProperty(name="Frame", default=1,
+                                  description="Frame at which the constraint holds (When: Frame)")
+    speed_limit: FloatProperty(name="Speed Limit", unit="VELOCITY", default=10.0, min=0.0,
+                               description="Largest speed allowed (scene units per second)")
+    constraint_vehicle: PointerProperty(
+        type=bpy.types.Object, name="Vehicle", poll=_not_self,
+        description="The vehicle this constraint applies to; empty: every vehicle")
+
     # Stored result and bake state (written by addon.storage and addon.baking)
     trajectory_data: StringProperty(
         name="Trajectory Data", options={"HIDDEN"},
@@ -318,6 +370,18 @@ class VehicleMotionSceneSettings(bpy.types.PropertyGroup):
     time_limit_s: FloatProperty(name="Time Limit", default=60.0, min=0.1, unit="TIME_ABSOLUTE",
                                 description="Wall-clock limit of one solve (s)")
     last_report: StringProperty(name="Last Report", description="Summary of the last solve or bake")
+    key_tolerance: FloatProperty(
+        name="Key Tolerance", unit="LENGTH", default=0.05, min=1e-4,
+        description="How close the vehicle must pass the positions it is keyed at between start and goal")
+    show_path: BoolProperty(name="Show Path", default=True,
+                            description="Draw the stored trajectories of vehicles in the viewport")
+    solve_running: BoolProperty(name="Solving", default=False, options=set(),
+                                description="A solve is running in the background")
+    solve_progress: FloatProperty(name="Progress", default=0.0, min=0.0, max=1.0, subtype="FACTOR",
+                                  options=set(),
+                                  description="Share of the solve's time budget used so far")
+    solve_status: StringProperty(name="Solve Status", options=set(),
+                                 description="What the running solve is doing")
 
 
 classes = (VehicleMotionObjectSettings, VehicleMotionSceneSettings)

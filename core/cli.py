@@ -1,7 +1,11 @@
-"""Command line: ``python -m core simulate SCENARIO.toml --out TRAJ.json``.
+"""Command line: ``python -m core simulate SCENARIO.toml --out TRAJ.json`` and
+``python -m core solve SCENARIO.toml --out TRAJ.json [--plot PNG] [--backend scipy|ipopt]``.
 
-Exit status: 0 done (a blow-up is reported in ``stats.blew_up``), 2 bad input (one
+Exit status of ``simulate``: 0 done (a blow-up is reported in ``stats.blew_up``), 2 bad input (one
 line on stderr naming the key; no output file created or overwritten).
+Exit status of ``solve``: 0 converged, 3 not converged (the output is still written, with
+``stats.converged = false`` and the reason in ``stats.status`` / ``stats.message``), 2 bad scenario
+(one line naming the key, nothing written).
 """
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from typing import Sequence
 
 from .errors import ScenarioError, VehicleMotionError
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
+EXIT_OK, EXIT_BAD_INPUT, EXIT_NOT_CONVERGED = 0, 2, 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -26,15 +30,21 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("simulate", help="forward-simulate a scenario with given initial state and controls")
     sim.add_argument("scenario", help="scenario file (TOML)")
     sim.add_argument("--out", required=True, help="trajectory output (JSON)")
+    sol = sub.add_parser("solve", help="optimise a trajectory (DMOC): start, goal, obstacles, bounds, cost")
+    sol.add_argument("scenario", help="scenario file (TOML)")
+    sol.add_argument("--out", required=True, help="trajectory output (JSON) with controls and solver stats")
+    sol.add_argument("--plot", help="also draw the solution to this PNG file")
+    sol.add_argument("--backend", choices=("scipy", "ipopt"), help="override [solver] backend")
+    sol.add_argument("--initial", help="warm start from this trajectory (JSON, same number of steps)")
     return parser
 
 
-def _check_out(path: str) -> None:
+def _check_out(path: str, option: str = "--out") -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise ScenarioError("--out", f"folder does not exist: {folder}")
+        raise ScenarioError(option, f"folder does not exist: {folder}")
     if os.path.isdir(path):
-        raise ScenarioError("--out", f"is a folder: {path}")
+        raise ScenarioError(option, f"is a folder: {path}")
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -48,6 +58,8 @@ def run(argv: Sequence[str] | None = None) -> int:
             traj = simulate(load(args.scenario))
             traj.write_json(args.out)
             return EXIT_OK
+        if args.command == "solve":
+            return _solve(args)
     except ScenarioError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -55,6 +67,37 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return EXIT_BAD_INPUT
+
+
+def _solve(args: argparse.Namespace) -> int:
+    from .dmoc import solve_scenario
+    from .dmoc.solve import ipopt_available
+    from .scenario import load
+    from .trajectory import Trajectory
+
+    if args.plot:
+        _check_out(args.plot, "--plot")
+    if args.backend == "ipopt" and not ipopt_available():
+        raise ScenarioError("--backend", "ipopt needs cyipopt, which is not installed (scripts/install_ipopt.sh)")
+    initial = None
+    if args.initial:
+        try:
+            initial = Trajectory.read_json(args.initial)
+        except OSError as exc:
+            raise ScenarioError("--initial", f"cannot read: {exc.strerror or exc}") from None
+    root = load(args.scenario)
+    traj, result, setup = solve_scenario(root, args.backend, initial)
+    if setup.options.backend == "ipopt" and not ipopt_available():  # pragma: no cover - solve refuses first
+        raise ScenarioError("[solver] backend", "ipopt needs cyipopt, which is not installed")
+    traj.write_json(args.out)
+    if args.plot:
+        from .dmoc.plot import plot_solution
+
+        plot_solution(traj, setup, args.plot)
+    print(f"{result.status}: {result.message} (cost {result.cost:.6g}, max violation "
+          f"{result.max_constraint_violation:.2g}, {result.iterations} iterations, "
+          f"{result.wall_time_s:.2f} s, {result.backend})", file=sys.stderr)
+    return EXIT_OK if result.converged else EXIT_NOT_CONVERGED
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """Operators: thin (poll, gather settings, call addon/, report)."""
 from __future__ import annotations
 
-from . import bake
+from . import bake, scene_setup, simulate, solve
 
-classes = (bake.VEHICLE_MOTION_OT_bake, bake.VEHICLE_MOTION_OT_clear_bake)
+classes = (bake.VEHICLE_MOTION_OT_bake, bake.VEHICLE_MOTION_OT_clear_bake,
+           *solve.classes, *simulate.classes, *scene_setup.classes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import bpy
 
 from ..addon.properties import CHILD_ROLES, CHILD_ROLES_BY_TYPE, PARAMETERS_BY_TYPE
+from ..addon.scene_reader import scene_constraints
 
 
 class _VehicleTab:
@@ -39,6 +40,9 @@ class VEHICLE_MOTION_PT_vehicle(_VehicleTab, bpy.types.Panel):
         col = layout.column(align=True)
         for name in PARAMETERS_BY_TYPE[settings.vehicle_type]:
             col.prop(settings, name)
+        col = layout.column(align=True)
+        col.prop(settings, "speed")
+        col.prop(settings, "collision_radius")
 
 
 class VEHICLE_MOTION_PT_parts(_VehicleTab, bpy.types.Panel):
@@ -81,6 +85,7 @@ class VEHICLE_MOTION_PT_solve(_VehicleTab, bpy.types.Panel):
         col.prop(scene_settings, "frame_end", text="End")
         layout.prop(scene_settings, "steps_per_frame")
         layout.prop(scene_settings, "integrator")
+        layout.prop(scene_settings, "key_tolerance")
         col = layout.column(align=True, heading="Cost Weights")
         for name in ("weight_effort", "weight_duration", "weight_path_length",
                      "weight_hazard", "weight_smoothness"):
@@ -99,21 +104,90 @@ class VEHICLE_MOTION_PT_bake(_VehicleTab, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         obj = context.active_object
+        scene_settings = context.scene.vehicle_motion
+        if scene_settings.solve_running:
+            layout.progress(factor=scene_settings.solve_progress, type="BAR", text=scene_settings.solve_status)
+        col = layout.column(align=True)
+        col.operator("vehicle_motion.solve_trajectory", icon="PLAY")
+        row = col.row(align=True)
+        row.operator("vehicle_motion.solve_trajectory", text="Solve, Store Only").bake_after_solve = False
+        row.operator("vehicle_motion.solve_trajectory", text="Keep Best Attempt").bake_best_attempt = True
+        col.operator("vehicle_motion.simulate", icon="FORCE_FORCE")
         if obj is not None:
             settings = obj.vehicle_motion
             if settings.has_trajectory:
                 layout.label(text=settings.trajectory_summary, icon="ANIM")
-            else:
+            elif settings.vehicle_type != "NONE":
                 layout.label(text="No stored trajectory", icon="INFO")
         row = layout.row(align=True)
         row.operator("vehicle_motion.bake", icon="KEYINGSET")
         row.operator("vehicle_motion.clear_bake", icon="X")
-        report = context.scene.vehicle_motion.last_report
+        layout.prop(scene_settings, "show_path")
+        report = scene_settings.last_report
         if report:
             box = layout.box()
             for line in report.split("; "):
                 box.label(text=line)
 
 
+class VEHICLE_MOTION_PT_constraints(_VehicleTab, bpy.types.Panel):
+    bl_idname = "VEHICLE_MOTION_PT_constraints"
+    bl_label = "Constraints"
+    bl_parent_id = "VEHICLE_MOTION_PT_bake"
+
+    @classmethod
+    def poll(cls, context):
+        return _vehicle(context) is not None
+
+    def draw(self, context):
+        layout = self.layout
+        found = scene_constraints(context.scene, context.active_object)
+        if not found:
+            layout.label(text="No keys, constraints or obstacles", icon="INFO")
+        col = layout.column(align=True)
+        for name, kind, when in found:
+            row = col.row(align=True)
+            row.label(text=name)
+            row.label(text=kind)
+            row.label(text=when)
+        row = layout.row(align=True)
+        row.operator_menu_enum("vehicle_motion.add_constraint", "kind", text="Add Constraint", icon="EMPTY_AXIS")
+        row.operator_menu_enum("vehicle_motion.add_obstacle", "shape", text="Add Obstacle", icon="MESH_CUBE")
+
+
+class VEHICLE_MOTION_PT_object_role(_VehicleTab, bpy.types.Panel):
+    """Settings of a constraint empty or an obstacle (the active object when it is not a vehicle)."""
+    bl_idname = "VEHICLE_MOTION_PT_object_role"
+    bl_label = "Constraint / Obstacle"
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        return obj is not None and obj.vehicle_motion.vehicle_type == "NONE"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        obj = context.active_object
+        s = obj.vehicle_motion
+        if obj.type == "EMPTY":
+            layout.prop(s, "constraint_kind")
+            if s.constraint_kind != "NONE":
+                layout.prop(s, "constraint_vehicle")
+                layout.prop(s, "constraint_timing")
+                if s.constraint_timing == "FRAME":
+                    layout.prop(s, "constraint_frame")
+                if s.constraint_kind == "SPEED_LIMIT":
+                    layout.prop(s, "speed_limit")
+                elif s.constraint_kind in ("PASS_THROUGH", "KEEP_OUT"):
+                    layout.prop(obj, "empty_display_size", text="Radius")
+            return
+        layout.prop(s, "is_obstacle")
+        col = layout.column()
+        col.prop(s, "obstacle_shape")
+        col.prop(s, "obstacle_margin")
+
+
 classes = (VEHICLE_MOTION_PT_vehicle, VEHICLE_MOTION_PT_parts, VEHICLE_MOTION_PT_solve,
-           VEHICLE_MOTION_PT_bake)
+           VEHICLE_MOTION_PT_bake, VEHICLE_MOTION_PT_constraints, VEHICLE_MOTION_PT_object_role)

@@ -1,0 +1,58 @@
+"""Discrete Mechanics and Optimal Control (paper §6): optimise a vehicle's trajectory subject to
+its variational integrator. ``solve_scenario`` is what ``python -m core solve`` runs.
+
+Modules: ``problem`` (layout, groups, sparsity, the NLP), ``constraints`` and ``costs`` (shared
+groups), ``obstacles`` (signed distances), ``models`` (each vehicle's discrete dynamics),
+``initial_guess``, ``solve`` (backends), ``scenario`` (the TOML reader), ``plot`` (PNG, lazily).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..trajectory import Trajectory
+
+
+def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | None = None,
+                   options: Any = None) -> tuple[Trajectory, Any, Any]:
+    """Scenario table → (trajectory with controls and stats, SolveResult, Setup).
+
+    ``initial``: warm start from a trajectory (same steps); default: ``initial_guess``.
+    Raises ScenarioError for bad input; a failed solve is a result, not an exception.
+    """
+    from .constraints import assemble
+    from .initial_guess import initial_guess
+    from .scenario import read
+    from .solve import solve
+
+    t0 = time.perf_counter()
+    setup = read(root, backend)
+    if options is not None:
+        setup.options = options
+    model, spec = setup.model, setup.spec
+    y0 = model.from_trajectory(initial) if initial is not None else initial_guess(model, spec)
+    setup.options.warm = initial is not None
+    result = None
+    iterations, solve_time, outer = 0, 0.0, 0
+    for outer in range(1, 5):  # outer solves: SE(3) models re-centre their pose charts between them
+        nlp = assemble(model, spec)
+        result = solve(nlp, nlp.reduce(y0), setup.options)
+        iterations += result.iterations
+        solve_time += result.wall_time_s
+        y0 = nlp.full(result.z)
+        if result.status == "infeasible" or not model.recentre(y0):
+            break
+        setup.options.warm = True
+    result.iterations = iterations
+    result.wall_time_s = solve_time
+    traj = model.trajectory(nlp.full(result.z))
+    traj.stats.update(result.stats())
+    traj.stats["outer_solves"] = outer
+    traj.stats["wall_time_s"] = time.perf_counter() - t0
+    traj.stats["solve_time_s"] = solve_time
+    return traj, result, setup
+
+
+__all__ = ["solve_scenario"]

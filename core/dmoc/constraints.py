@@ -1,0 +1,209 @@
+"""Constraint and cost groups shared by every vehicle, and the assembly of the NLP.
+
+Paper §6, Fig. 11: "subject to initial and final poses and velocities, and for each pose
+along the path: dynamics (eqs. 9–10 or 16), pose and velocity bounds, shape variable
+bounds, additional constraints on the k-th state". Here:
+
+* dynamics, start, goal and velocity limits come from the vehicle model
+  (``core.dmoc.models``); start values and exactly given goal values are fixed variables;
+* waypoints: |p(g_k) − w|² ≤ r² at the node k = round(t/h) nearest to the waypoint time
+  (p(g) the vehicle's reference point), and an optional heading fixed at that node;
+* keep-out obstacles: for every node, every collision sphere (c_s, r_s) and every
+  obstacle, d_o(x_k + R_k c_s) − r_s ≥ margin_o (``obstacles.py``);
+* costs (``costs.py``): effort, duration, smoothness, path length, and the hazard
+  Σ_k h w Σ_{o,s} exp(−(d_o(x_k + R_k c_s) − r_s)/ℓ).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import costs as C
+from .models import Model
+from .obstacles import Obstacle, hazard
+from .problem import NLP, Group
+
+
+@dataclass(frozen=True)
+class Waypoint:
+    time: float
+    position: np.ndarray
+    radius: float
+    heading: float | None = None
+    label: str = "waypoint"
+
+
+@dataclass
+class CostWeights:
+    effort: float = 0.0
+    duration: float = 0.0
+    path_length: float = 0.0
+    hazard: float = 0.0
+    smoothness: float = 0.0
+    hazard_length: float = 1.0
+    input_weights: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Spec:
+    """What the scenario asks beyond the vehicle model: obstacles, waypoints, collision spheres, costs."""
+
+    spheres: np.ndarray  # (S, 4): body centre x, y, z and radius
+    obstacles: list[Obstacle] = field(default_factory=list)
+    waypoints: list[Waypoint] = field(default_factory=list)
+    cost: CostWeights = field(default_factory=CostWeights)
+
+
+def waypoint_node(model: Model, time: float, duration: float) -> int:
+    return int(np.clip(round(time / duration * model.N), 1, model.N))
+
+
+def waypoint_group(model: Model, wp: Waypoint, node: int) -> Group:
+    """|p(g_k) − w|² ≤ r² with p(g) the reference point (body origin)."""
+    nodes = np.array([node])
+    idx = model.pose_idx[nodes]
+    ref = model.pose_params(nodes)
+    target = np.asarray(wp.position, dtype=float)[None, :]
+
+    def fun(X, w, *ref):
+        p, _ = model.point_map(X, np.zeros((X.shape[0], 3)), *ref)
+        return np.sum((p - w) ** 2, axis=1)[:, None]
+
+    def jac(X, w, *ref):
+        p, J = model.point_map(X, np.zeros((X.shape[0], 3)), *ref)
+        return (2.0 * np.einsum("bi,bij->bj", p - w, J))[:, None, :]
+
+    mask = _point_mask(model, origin=True)
+    return Group(f"waypoint {wp.label}", idx, fun, mask, jac=jac, params=(target,) + ref,
+                 lower=-np.inf, upper=wp.radius**2, labels=[f"node {node}"])
+
+
+def _point_mask(model: Model, origin: bool | np.ndarray) -> np.ndarray:
+    """Which pose coordinates move a body point: all, except the rotation for a point on the
+    rotation axis (SE(3): the body origin; SE(2): b_x = b_y = 0). ``origin`` may be per instance:
+    the mask is then (K, 1, pose_dim)."""
+    origin = np.asarray(origin, dtype=bool)
+    mask = np.ones(origin.shape + (1, model.pose_dim), dtype=bool)
+    rot = slice(0, 3) if model.se3 else slice(0, 1)
+    mask[..., 0, rot] = ~origin[..., None]
+    return mask
+
+
+def _sphere_instances(model: Model, spheres: np.ndarray):
+    nodes = np.arange(model.N + 1)
+    S = len(spheres)
+    node_of = np.repeat(nodes, S)
+    body = np.tile(spheres[:, :3], (len(nodes), 1))
+    radius = np.tile(spheres[:, 3], len(nodes))
+    idx = model.pose_idx[node_of]
+    ref = model.pose_params(node_of)
+    labels = [f"node {k}, collision sphere {s + 1}" for k in nodes for s in range(S)]
+    axis = slice(0, 3) if model.se3 else slice(0, 2)
+    origin = np.all(body[:, axis] == 0.0, axis=1)  # per instance: does the rotation move it?
+    return idx, body, radius, ref, labels, origin
+
+
+def clearance_group(model: Model, obstacle: Obstacle, spheres: np.ndarray) -> Group:
+    """d_o(x_k + R_k c_s) − r_s ≥ margin for every node and collision sphere."""
+    idx, body, radius, ref, labels, origin = _sphere_instances(model, spheres)
+
+    def fun(X, b, r, *ref):
+        p, _ = model.point_map(X, b, *ref)
+        d, _ = obstacle.distance(p)
+        return (d - r)[:, None]
+
+    def jac(X, b, r, *ref):
+        p, J = model.point_map(X, b, *ref)
+        _, g = obstacle.distance(p)
+        return np.einsum("bi,bij->bj", g, J)[:, None, :]
+
+    return Group(obstacle.label, idx, fun, _point_mask(model, origin), jac=jac, params=(body, radius) + ref,
+                 lower=obstacle.margin, upper=np.inf, labels=labels)
+
+
+def hazard_group(model: Model, obstacle: Obstacle, spheres: np.ndarray, weight: float, length: float) -> Group:
+    """Σ_k h w exp(−(d − r_s)/ℓ) over nodes 1…N and collision spheres; local = (pose_k, T)."""
+    idx, body, radius, ref, _, origin = _sphere_instances(model, spheres)
+    S = len(spheres)
+    keep = np.arange(S, idx.shape[0])  # nodes 1..N
+    idx = np.concatenate([idx[keep], np.full((len(keep), 1), model.T)], axis=1)
+    body, radius, origin = body[keep], radius[keep], origin[keep]
+    ref = tuple(r[keep] for r in ref)
+    P = model.pose_dim
+    N = model.N
+
+    def fun(X, b, r, *ref):
+        p, _ = model.point_map(X[:, :P], b, *ref)
+        d, _ = obstacle.distance(p)
+        phi, _ = hazard(d - r, length)
+        return (weight * X[:, P] / N * phi)[:, None]
+
+    def jac(X, b, r, *ref):
+        p, J = model.point_map(X[:, :P], b, *ref)
+        d, g = obstacle.distance(p)
+        phi, dphi = hazard(d - r, length)
+        h = X[:, P] / N
+        out = np.empty((X.shape[0], 1, P + 1))
+        out[:, 0, :P] = (weight * h * dphi)[:, None] * np.einsum("bi,bij->bj", g, J)
+        out[:, 0, P] = weight * phi / N
+        return out
+
+    pm = _point_mask(model, origin)
+    mask = np.concatenate([pm, np.ones(pm.shape[:-1] + (1,), dtype=bool)], axis=-1)
+    return Group(f"cost: hazard ({obstacle.label})", idx, fun, mask, jac=jac, params=(body, radius) + ref)
+
+
+def assemble(model: Model, spec: Spec) -> NLP:
+    """The NLP of the model (dynamics, boundary data, bounds) plus the shared groups of ``spec``."""
+    base, fixed, lo, hi = model.base, model.fixed, model.lo, model.hi
+    groups: list[Group] = list(model.dynamics()) + list(model.extra_groups)
+    duration = float(base[model.T]) if fixed[model.T] else None
+    for wp in spec.waypoints:
+        node = waypoint_node(model, wp.time, duration)
+        groups.append(waypoint_group(model, wp, node))
+        if wp.heading is not None:
+            groups.extend(model.fix_heading(node, wp.heading, wp.label))
+    for ob in spec.obstacles:
+        groups.append(clearance_group(model, ob, spec.spheres))
+    cw = spec.cost
+    u_idx = model.control_idx
+    weights = np.array([cw.input_weights.get(name, 1.0) for name in model.inputs])
+    cost_groups: list[Group] = []
+    if cw.effort:
+        cost_groups.append(C.effort(u_idx, model.T, weights, cw.effort))
+    if cw.smoothness and model.N > 1:
+        cost_groups.append(C.smoothness(u_idx, model.T, weights, cw.smoothness))
+    if cw.duration and not fixed[model.T]:
+        cost_groups.append(C.duration(model.T, cw.duration))
+    if cw.path_length:
+        cost_groups.append(C.path_length(model.position_idx, cw.path_length))
+    if cw.hazard:
+        for ob in spec.obstacles:
+            cost_groups.append(hazard_group(model, ob, spec.spheres, cw.hazard, cw.hazard_length))
+    meta = {"lower_full": lo.copy(), "upper_full": hi.copy(),
+            "presolve_checks": model.presolve_checks() + _goal_obstacle_checks(model, spec)}
+    return NLP(model.layout, base, fixed, lo, hi, groups, cost_groups, meta=meta)
+
+
+def _goal_obstacle_checks(model: Model, spec: Spec):
+    """A goal position inside an obstacle (by more than the spheres can reach) is infeasible."""
+    goal = getattr(model, "goal_position", None)
+    if goal is None or not spec.obstacles:
+        return []
+    reach = np.linalg.norm(spec.spheres[:, :3], axis=1) - spec.spheres[:, 3]  # clearance ≤ d(goal) + reach
+
+    def check() -> str:
+        for ob in spec.obstacles:
+            d, _ = ob.distance(np.asarray(goal, dtype=float)[None, :])
+            best = float(d[0] + np.max(reach))
+            if best < ob.margin:
+                return (f"{ob.label}: the goal position is inside it or closer than its margin "
+                        f"(clearance at most {best:.3g} m < margin {ob.margin:g} m)")
+        return ""
+
+    return [check]
+
+
+__all__ = ["Waypoint", "CostWeights", "Spec", "assemble", "waypoint_group", "clearance_group",
+           "hazard_group", "waypoint_node"]

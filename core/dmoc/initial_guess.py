@@ -1,0 +1,123 @@
+"""Default initial guess: interpolation of start, waypoints and goal, or a forward simulation.
+
+When the scenario gives positions to reach (waypoints, a goal position), the reference
+point follows the piecewise-linear interpolation of start → waypoints → goal in time
+(nodes at the waypoint times), pushed out of obstacles along the distance gradient, and
+the model fills the rest on its group from that path (SE(2): heading along the path,
+shape and velocities from differences; SE(3): orientation interpolated on SO(3) through
+the exponential, see the models). Without any position to reach, the guess is a forward
+simulation of the model from its start with nominal controls (zero, or hover for an
+aircraft) — exactly feasible for the dynamics.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .constraints import Spec, waypoint_node
+from .models import Model
+
+
+def duration_guess(model: Model) -> float:
+    if model.fixed[model.T]:
+        return float(model.base[model.T])
+    lo, hi = float(model.lo[model.T]), float(model.hi[model.T])
+    return 0.5 * (lo + hi) if np.isfinite(hi) else max(lo, 1.0) * 2.0
+
+
+def push_out(path: np.ndarray, spec: Spec, keep: np.ndarray, sweeps: int = 3) -> np.ndarray:
+    """Move path points whose collision spheres could touch an obstacle out along ∇d (never the kept nodes)."""
+    path = np.array(path, dtype=float)
+    if not spec.obstacles:
+        return path
+    reach = float(np.max(spec.spheres[:, 3]))  # the spheres' offsets are left to the solver
+    movable = np.ones(len(path), dtype=bool)
+    movable[keep] = False
+    for _ in range(sweeps):
+        for ob in spec.obstacles:
+            d, g = ob.distance(path)
+            need = ob.margin + reach + 0.05 - d
+            hit = movable & (need > 0)
+            gn = np.linalg.norm(g, axis=1)
+            g = np.where(gn[:, None] > 0, g / np.maximum(gn, 1e-300)[:, None], np.array([0.0, 1.0, 0.0]))
+            path[hit] += need[hit, None] * g[hit]
+    return path
+
+
+def smooth_path(path: np.ndarray, spec: Spec, keep: np.ndarray, passes: int = 200) -> np.ndarray:
+    """Relax the kinks that pushing leaves: repeated [¼, ½, ¼] averaging of the movable nodes,
+    each pass followed by a push out of the obstacles (vectorised over the nodes)."""
+    path = np.array(path, dtype=float)
+    movable = np.ones(len(path), dtype=bool)
+    movable[keep] = False
+    movable[[0, -1]] = False
+    for _ in range(passes):
+        avg = path.copy()
+        avg[1:-1] = 0.25 * path[:-2] + 0.5 * path[1:-1] + 0.25 * path[2:]
+        path[movable] = avg[movable]
+        path = push_out(path, spec, np.flatnonzero(~movable), sweeps=1)
+    return path
+
+
+def retime(path: np.ndarray, anchors: np.ndarray, v_start: float | None, v_end: float | None) -> np.ndarray:
+    """Redistribute the nodes between consecutive anchor nodes along the arc length with a cubic
+    Hermite profile s(τ): the speed at the first and last node matches the start and goal speeds
+    (when known; e.g. 0 for a start at rest), at interior anchors the mean of the neighbouring
+    segments, and the profile stays monotone (end slopes clipped to [0, 3])."""
+    out = np.array(path, dtype=float)
+    segs = [(a, b) for a, b in zip(anchors[:-1], anchors[1:]) if b > a]
+    lengths, arcs = [], []
+    for a, b in segs:
+        s = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(out[a:b + 1], axis=0), axis=1))])
+        arcs.append(s)
+        lengths.append(s[-1])
+    n = len(segs)
+    for i, (a, b) in enumerate(segs):
+        s, length = arcs[i], lengths[i]
+        if length <= 0 or b - a < 2:
+            continue
+        mean = 1.0  # slopes in units of the segment's mean speed
+        m0 = mean if i > 0 else (mean if v_start is None else v_start * (b - a) / length)
+        m1 = mean if i < n - 1 else (mean if v_end is None else v_end * (b - a) / length)
+        m0, m1 = (float(np.clip(m, 0.0, 3.0)) for m in (m0, m1))
+        t = np.linspace(0.0, 1.0, b - a + 1)
+        prof = (t**3 - 2 * t**2 + t) * m0 + (-2 * t**3 + 3 * t**2) + (t**3 - t**2) * m1
+        target = np.clip(prof, 0.0, 1.0) * length
+        seg = out[a:b + 1].copy()
+        out[a:b + 1] = np.stack([np.interp(target, s, seg[:, i_]) for i_ in range(seg.shape[1])], axis=1)
+    return out
+
+
+def initial_guess(model: Model, spec: Spec) -> np.ndarray:
+    """The full decision vector y of the default initial guess."""
+    y = model.base.copy()
+    T = duration_guess(model)
+    y[model.T] = T
+    goal = getattr(model, "goal_position", None)
+    if goal is None and not spec.waypoints:
+        return model.guess_rollout(y)
+    N = model.N
+    times = [0.0]
+    points = [model.start_position()]
+    nodes = [0]
+    for wp in sorted(spec.waypoints, key=lambda w: w.time):
+        node = waypoint_node(model, wp.time, T) if model.fixed[model.T] else int(round(wp.time / T * N))
+        times.append(node * T / N)
+        points.append(np.asarray(wp.position, dtype=float))
+        nodes.append(node)
+    if goal is not None:
+        times.append(T)
+        points.append(np.asarray(goal, dtype=float))
+        nodes.append(N)
+    t = np.arange(N + 1) * T / N
+    P = np.stack(points)
+    path = np.stack([np.interp(t, times, P[:, i]) for i in range(3)], axis=1)
+    path = push_out(path, spec, np.array(nodes))
+    path = smooth_path(path, spec, np.array(nodes))
+    h = T / N
+    v0 = model.start_speed() * h if hasattr(model, "start_speed") else None
+    v1 = model.goal_speed() if hasattr(model, "goal_speed") else None
+    path = retime(path, np.unique(np.array(nodes)), v0, None if v1 is None else v1 * h)
+    return model.guess_from_path(y, path, spec)
+
+
+__all__ = ["initial_guess", "push_out", "smooth_path", "retime", "duration_guess"]

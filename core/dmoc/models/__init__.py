@@ -1,0 +1,88 @@
+"""Each vehicle's discrete dynamics as DMOC residuals, vectorised over the steps.
+
+A model owns its block of the decision vector (poses on the group, velocities, shape
+variables, controls, and the duration ``T`` shared by all: h = T/N), the groups of its
+integrator's update equations, its start/goal handling and its Trajectory output.
+:class:`Model` holds what every vehicle shares: the pose chart seen by obstacles and
+waypoints (a body point → a world point, with its Jacobian), and the bookkeeping of
+fixed variables and bounds.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..problem import Group, Layout
+
+MAX_STEPS = 20_000  # an NLP with more steps than this is not a sensible request
+MODELS: dict[str, str] = {"car": "car", "helicopter": "helicopter", "boat": "boat", "snakeboard": "snakeboard"}
+
+
+class Model:
+    """Base class. Subclasses set ``vehicle``, ``inputs``, ``shape``, ``pose_dim`` and build their layout."""
+
+    vehicle = ""
+    inputs: tuple[str, ...] = ()
+    shape: tuple[str, ...] = ()
+    pose_dim = 3
+    position_dim = 3
+    se3 = False
+    default_collision_radius = 0.5
+
+    def __init__(self, steps: int, alpha: float = 0.5):
+        self.N = int(steps)
+        self.alpha = float(alpha)
+        self.layout = Layout()
+        self.T = int(self.layout.add("T", ()))
+        self.size_hint = 0
+
+    # -- arrays over the layout ------------------------------------------------------------------
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        n = self.layout.size
+        return np.zeros(n), np.zeros(n, dtype=bool), np.full(n, -np.inf), np.full(n, np.inf)
+
+    # -- the pose chart (overridden by SE(3) models) -------------------------------------------
+    @property
+    def pose_idx(self) -> np.ndarray:
+        """(N+1, pose_dim) indices of the pose coordinates at every node."""
+        raise NotImplementedError
+
+    def pose_params(self, nodes: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per-node constants of the chart (SE(3): the reference rotation R̄_k)."""
+        return ()
+
+    def point_map(self, X: np.ndarray, body: np.ndarray, *ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """World position of body points (B, 3) at poses X (B, pose_dim), and ∂/∂X (B, 3, pose_dim)."""
+        raise NotImplementedError
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def dynamics(self) -> list[Group]:
+        raise NotImplementedError
+
+    def presolve_checks(self) -> list[Callable[[], str]]:
+        return []
+
+    def recentre(self, y: np.ndarray) -> bool:
+        """SE(3) models move their chart centres to the current poses; False when nothing moved."""
+        return False
+
+    def describe(self) -> dict[str, Any]:
+        return {"vehicle": self.vehicle, "steps": self.N}
+
+
+def se2_point_map(X: np.ndarray, body: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """SE(2) pose (θ, x, y): p = (x + cos θ b_x − sin θ b_y, y + sin θ b_x + cos θ b_y, b_z)."""
+    th = X[:, 0]
+    c, s = np.cos(th), np.sin(th)
+    bx, by, bz = body[:, 0], body[:, 1], body[:, 2]
+    p = np.stack([X[:, 1] + c * bx - s * by, X[:, 2] + s * bx + c * by, bz + 0.0 * th], axis=1)
+    J = np.zeros((X.shape[0], 3, 3))
+    J[:, 0, 0] = -s * bx - c * by
+    J[:, 1, 0] = c * bx - s * by
+    J[:, 0, 1] = 1.0
+    J[:, 1, 2] = 1.0
+    return p, J
+
+
+__all__ = ["Model", "MODELS", "MAX_STEPS", "se2_point_map"]

@@ -1,0 +1,396 @@
+"""The car (paper §5.2.1, Kelly–Murray model) as DMOC residuals.
+
+Decision variables: at every node k = 0…N the discrete state of ``core.vehicles.car``
+s_k = (ψ_k, σ_k, θ_k, x_k, y_k, p_k) — wheel angle, σ = tan φ, the SE(2) pose (already on the
+group), and the wheel momentum arriving at the node — and per step the controls
+u_k = (f^ψ_k torque, u^σ_k steering rate); plus T when the duration is free (h = T/N).
+
+Dynamics: the car's update is fully explicit for any α (equations.md, "Car with simple
+dynamics"; ``core.vehicles.car.step``), so its update equations at every step are
+
+    s_{k+1} − Φ_h(s_k, u_k) = 0,   k = 0…N−1
+
+with Φ the car's step. The Jacobian blocks are the car module's analytic
+``step_jacobian`` (∂Φ/∂s, ∂Φ/∂u); the column of T is (∂Φ/∂h)/N from :func:`step_dh` (the car
+module has no ∂/∂h; the chain rule through the same explicit update, checked against
+differences in the tests). Start: s_0 fixed at ``initial_state`` (p₀ = M(σ₀) u^ψ(0), the
+discrete Legendre transform). Node speed (what ``simulate`` reports): v_k = ρ p_k / M(σ_k).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...errors import ScenarioError
+from ...lie._series import smooth
+from ...scenario import Table
+from ...trajectory import Trajectory
+from ...vehicles import car as carlib
+from ..problem import Group
+from . import MAX_STEPS, Model, se2_point_map
+
+PSI, SIG, TH, X, Y, P = range(6)
+
+
+class CarModel(Model):
+    vehicle = "car"
+    inputs = carlib.INPUT_NAMES          # torque, steering_rate
+    shape = carlib.SHAPE_NAMES           # wheel_angle, steering_angle
+    pose_dim = 3
+    position_dim = 2
+    se3 = False
+    default_collision_radius = 1.0
+    bound_names = ("torque", "steering_rate", "steering_angle", "wheel_angle", "speed")
+
+    def __init__(self, car: carlib.Car, steps: int, alpha: float = 0.5):
+        super().__init__(steps, alpha)
+        self.car = car
+        self.state = self.layout.add("state", (self.N + 1, 6),
+                                     ("wheel_angle", "tan(steering_angle)", "heading", "x", "y", "wheel momentum"))
+        self.controls = self.layout.add("controls", (self.N, 2), self.inputs, axis="step")
+        self.base, self.fixed, self.lo, self.hi = self.arrays()
+        self.extra_groups: list[Group] = []
+        self.goal_position: np.ndarray | None = None
+        self._goal_speed: float | None = None
+        self.start = carlib.CarInitial()
+        # default bounds: the vehicle's limits
+        self.set_input_bounds("torque", -car.max_torque, car.max_torque)
+        self.set_input_bounds("steering_rate", -car.max_steering_rate, car.max_steering_rate)
+        self.set_sigma_bounds(-car.max_steering_angle, car.max_steering_angle)
+
+    # -- indices ------------------------------------------------------------------------------
+    @property
+    def pose_idx(self) -> np.ndarray:
+        return self.state[:, [TH, X, Y]]
+
+    @property
+    def position_idx(self) -> np.ndarray:
+        return self.state[:, [X, Y]]
+
+    @property
+    def control_idx(self) -> np.ndarray:
+        return self.controls
+
+    def point_map(self, X, body, *ref):
+        return se2_point_map(X, body)
+
+    # -- bounds, start, goal ------------------------------------------------------------------
+    def set_input_bounds(self, name: str, lo: float, hi: float) -> None:
+        j = self.inputs.index(name)
+        self.lo[self.controls[:, j]] = lo
+        self.hi[self.controls[:, j]] = hi
+
+    def set_sigma_bounds(self, lo: float, hi: float) -> None:
+        self.lo[self.state[:, SIG]] = math.tan(lo)
+        self.hi[self.state[:, SIG]] = math.tan(hi)
+
+    def read_bounds(self, t: Table) -> None:
+        car = self.car
+        limits = {"torque": car.max_torque, "steering_rate": car.max_steering_rate,
+                  "steering_angle": car.max_steering_angle}
+        for name in ("torque", "steering_rate", "steering_angle"):
+            if t.has(name):
+                lo, hi = _interval(t, name)
+                lim = limits[name]
+                if lo < -lim - 1e-12 or hi > lim + 1e-12:
+                    raise t.error(name, f"[{lo:g}, {hi:g}] exceeds the vehicle's limit ±{lim:g}")
+                if name == "steering_angle":
+                    self.set_sigma_bounds(lo, hi)
+                else:
+                    self.set_input_bounds(name, lo, hi)
+        if t.has("wheel_angle"):
+            lo, hi = _interval(t, "wheel_angle")
+            self.lo[self.state[:, PSI]], self.hi[self.state[:, PSI]] = lo, hi
+        if t.has("speed"):
+            lo, hi = _interval(t, "speed")
+            self.extra_groups.append(self._speed_group(np.arange(1, self.N + 1), lo, hi, "bounds: speed"))
+            self.speed_bounds = (lo, hi)
+
+    def read_start(self, t: Table) -> None:
+        pos = t.vector("position", 2, [0.0, 0.0])
+        wheel_rate = _speed_or_rate(t, self.car, 0.0)
+        self.start = carlib.CarInitial(position=(float(pos[0]), float(pos[1])), heading=t.number("heading", 0.0),
+                                       steering_angle=t.number("steering_angle", 0.0, low=-math.pi / 2 + 1e-9,
+                                                               high=math.pi / 2 - 1e-9),
+                                       wheel_angle=t.number("wheel_angle", 0.0), wheel_rate=wheel_rate)
+        s0 = carlib.initial_state(self.car, self.start)
+        self.base[self.state[0]] = s0
+        self.fixed[self.state[0]] = True
+
+    def read_goal(self, t: Table) -> None:
+        last = self.state[self.N]
+        if t.has("position"):
+            pos = t.vector("position", 2)
+            self._fix(last[[X, Y]], pos)
+            self.goal_position = np.array([pos[0], pos[1], 0.0])
+        if t.has("heading"):
+            self._fix([last[TH]], [t.number("heading")])
+        if t.has("steering_angle"):
+            phi = t.number("steering_angle", low=-math.pi / 2 + 1e-9, high=math.pi / 2 - 1e-9)
+            self._fix([last[SIG]], [math.tan(phi)])
+        if t.has("wheel_angle"):
+            self._fix([last[PSI]], [t.number("wheel_angle")])
+        if t.has("speed") or t.has("wheel_rate"):
+            rate = _speed_or_rate(t, self.car, None)
+            v = rate * self.car.wheel_radius
+            self.extra_groups.append(self._speed_group(np.array([self.N]), v, v, "goal: speed"))
+            self._goal_speed = abs(v)
+
+    def _fix(self, idx, values) -> None:
+        idx = np.asarray(idx)
+        self.base[idx] = values
+        self.fixed[idx] = True
+
+    def fix_heading(self, node: int, heading: float, label: str) -> list[Group]:
+        self._fix([self.state[node, TH]], [heading])
+        return []
+
+    def _speed_group(self, nodes: np.ndarray, lo: float, hi: float, name: str) -> Group:
+        """v_k = ρ p_k / M(σ_k) within [lo, hi]; local = (σ_k, p_k)."""
+        car = self.car
+        idx = self.state[nodes][:, [SIG, P]]
+
+        def fun(Xl):
+            return (car.wheel_radius * Xl[:, 1] / car.reduced_inertia(Xl[:, 0]))[:, None]
+
+        def jac(Xl):
+            M = car.reduced_inertia(Xl[:, 0])
+            J = np.empty((Xl.shape[0], 1, 2))
+            J[:, 0, 0] = -car.wheel_radius * Xl[:, 1] * 2.0 * car.c * Xl[:, 0] / M**2
+            J[:, 0, 1] = car.wheel_radius / M
+            return J
+
+        return Group(name, idx, fun, np.ones((1, 2), dtype=bool), jac=jac, lower=lo, upper=hi,
+                     labels=[f"node {k}" for k in nodes])
+
+    # -- dynamics -----------------------------------------------------------------------------
+    def _mask(self) -> np.ndarray:
+        """Structural nonzeros of s_{k+1} − Φ(s_k, u_k) over local (s_k, u_k, s_{k+1}, T)."""
+        a = self.alpha
+        u_deps = {SIG, P, "T"} | ({"w"} if a > 0 else set()) | ({"f"} if a < 1 else set())
+        sa_deps = {SIG} | ({"w"} if a > 0 else set())
+        rows = [
+            {PSI} | u_deps,
+            {SIG, "w", "T"},
+            {TH} | u_deps | sa_deps,
+            {X, TH} | u_deps | sa_deps,
+            {Y, TH} | u_deps | sa_deps,
+            {SIG, "w", "T"} | u_deps | sa_deps | ({"f"} if a > 0 else set()),
+        ]
+        col = {i: i for i in range(6)}
+        col.update({"f": 6, "w": 7, "T": 14})
+        mask = np.zeros((6, 15), dtype=bool)
+        for i, deps in enumerate(rows):
+            for d in deps:
+                mask[i, col[d]] = True
+            mask[i, 8 + i] = True
+        return mask
+
+    def dynamics(self) -> list[Group]:
+        N, car, alpha = self.N, self.car, self.alpha
+        idx = np.concatenate([self.state[:-1], self.controls, self.state[1:], np.full((N, 1), self.T)], axis=1)
+        free_T = not self.fixed[self.T]
+
+        def fun(Xl):
+            h = Xl[:, 14] / N
+            out = np.empty((Xl.shape[0], 6))
+            for hv in np.unique(h):
+                sel = h == hv
+                out[sel] = Xl[sel, 8:14] - carlib.step(Xl[sel, :6], Xl[sel, 6:8], float(hv), alpha, car)
+            return out
+
+        def jac(Xl):
+            h = Xl[:, 14] / N
+            J = np.zeros((Xl.shape[0], 6, 15))
+            J[:, :, 8:14] = np.eye(6)
+            for hv in np.unique(h):
+                sel = h == hv
+                s, u = Xl[sel, :6], Xl[sel, 6:8]
+                _, Js, Ju = carlib.step_jacobian(s, u, float(hv), alpha, car)
+                J[sel, :, :6] = -Js
+                J[sel, :, 6:8] = -Ju
+                if free_T:
+                    J[sel, :, 14] = -step_dh(car, s, u, float(hv), alpha) / N
+            return J
+
+        # ψ_k, x_k, y_k and s_{k+1} enter with constant coefficients: zero Hessian rows
+        nonlinear = np.zeros(15, dtype=bool)
+        nonlinear[[SIG, TH, P, 6, 7, 14]] = True
+        return [Group("dynamics", idx, fun, self._mask(), jac=jac, nonlinear=nonlinear,
+                      labels=[f"step {k}" for k in range(N)])]
+
+    def presolve_checks(self):
+        return []
+
+    # -- output ---------------------------------------------------------------------------------
+    def trajectory(self, y: np.ndarray) -> Trajectory:
+        """The same fields, formulas and order as ``core.vehicles.car.simulate``."""
+        car = self.car
+        Q = y[self.state]
+        U = y[self.controls]
+        h = float(y[self.T]) / self.N
+        n = len(Q)
+        sigma = Q[:, SIG]
+        Mq = car.reduced_inertia(sigma)
+        rate = Q[:, P] / Mq
+        heading = Q[:, TH]
+        zeros = np.zeros(n)
+        return Trajectory(
+            time=np.arange(n) * h,
+            position=np.stack([Q[:, X], Q[:, Y], zeros], axis=-1),
+            orientation=np.stack([np.cos(0.5 * heading), zeros, zeros, np.sin(0.5 * heading)], axis=-1),
+            angular_velocity=np.stack([zeros, zeros, car.kappa * sigma * rate], axis=-1),
+            linear_velocity=np.stack([car.wheel_radius * rate, zeros, zeros], axis=-1),
+            heading=heading,
+            shape={"wheel_angle": Q[:, PSI], "steering_angle": np.arctan(sigma)},
+            controls={"torque": U[:, 0], "steering_rate": U[:, 1]},
+            series={"energy": 0.5 * Q[:, P] ** 2 / Mq},
+            stats={"method": "vi", "alpha": self.alpha, "dt": h}, vehicle="car")
+
+    def from_trajectory(self, traj: Trajectory) -> np.ndarray:
+        """Decision variables from a trajectory (warm start): nodes, controls and the duration."""
+        y = self.base.copy()
+        n = self.N + 1
+        if len(traj.time) != n or any(len(traj.controls.get(k, [])) != self.N for k in self.inputs):
+            raise ScenarioError("initial trajectory", f"must have {n} nodes and {self.N} controls per input")
+        sigma = np.tan(np.asarray(traj.shape["steering_angle"]))
+        rate = np.asarray(traj.linear_velocity)[:, 0] / self.car.wheel_radius
+        Q = np.stack([traj.shape["wheel_angle"], sigma, traj.heading, traj.position[:, 0], traj.position[:, 1],
+                      self.car.reduced_inertia(sigma) * rate], axis=1)
+        y[self.state] = Q
+        y[self.controls] = np.stack([traj.controls[k] for k in self.inputs], axis=1)
+        y[self.T] = float(traj.time[-1])
+        return np.where(self.fixed, self.base, y)
+
+    # -- initial guess ------------------------------------------------------------------------
+    def guess_from_path(self, y: np.ndarray, path: np.ndarray, spec=None) -> np.ndarray:
+        """Nodes along a path (N+1, 3; z ignored): heading along it, σ from the turn rate, p from the
+        speed; controls from the differences (clipped to the bounds). Fixed values are kept."""
+        car, N = self.car, self.N
+        path = np.asarray(path, dtype=float)[:, :2]
+        last_heading = self.state[N, TH]
+        heading_end = float(self.base[last_heading]) if self.fixed[last_heading] else None
+        h = float(y[self.T]) / N
+        d = np.diff(path, axis=0)
+        seg = np.linalg.norm(d, axis=1)
+        head = np.where(seg > 1e-9, np.arctan2(d[:, 1], d[:, 0]), np.nan)
+        th0 = float(self.start.heading)
+        # node k heads along segment k (the last node along the last segment); the start is fixed
+        raw = _ffill(np.concatenate([[th0], head[1:], head[-1:]]) if N > 1 else np.array([th0, head[0]]))
+        raw = np.where(np.isnan(raw), th0, raw)
+        step = np.diff(raw)
+        theta = th0 + np.concatenate([[0.0], np.cumsum((step + np.pi) % (2 * np.pi) - np.pi)])
+        if heading_end is not None:
+            theta[-1] = heading_end
+        speed = np.concatenate([seg / h, [seg[-1] / h if N else 0.0]])
+        speed[0] = self.start.wheel_rate * car.wheel_radius if speed[0] == 0 else speed[0]
+        omega = np.diff(theta) / h
+        v_step = np.maximum(seg / h, 1e-3)
+        sigma = np.concatenate([[math.tan(self.start.steering_angle)], omega * car.wheelbase / v_step])
+        sigma = np.clip(sigma, self.lo[self.state[:, SIG]], self.hi[self.state[:, SIG]])
+        p = car.reduced_inertia(sigma) * speed / car.wheel_radius
+        psi = self.start.wheel_angle + np.concatenate([[0.0], np.cumsum(seg / car.wheel_radius)])
+        Q = np.stack([psi, sigma, theta, path[:, 0], path[:, 1], p], axis=1)
+        y[self.state] = Q
+        U = np.stack([np.diff(p) / h, np.diff(sigma) / h], axis=1)
+        y[self.controls] = np.clip(U, self.lo[self.controls], self.hi[self.controls])
+        return np.where(self.fixed, self.base, y)
+
+    def guess_rollout(self, y: np.ndarray) -> np.ndarray:
+        """Forward simulation from the start with the (clipped) controls in y."""
+        h = float(y[self.T]) / self.N
+        U = np.clip(y[self.controls], self.lo[self.controls], self.hi[self.controls])
+        Q, _ = carlib.rollout(self.car, y[self.state[0]], U, h, self.alpha)
+        y[self.state] = Q
+        y[self.controls] = U
+        return np.where(self.fixed, self.base, y)
+
+    def start_speed(self) -> float:
+        return abs(self.start.wheel_rate) * self.car.wheel_radius
+
+    def goal_speed(self) -> float | None:
+        return self._goal_speed
+
+    def start_position(self) -> np.ndarray:
+        return np.array([self.start.position[0], self.start.position[1], 0.0])
+
+
+# d/dz (sin z / z) = (z cos z − sin z)/z² = z · g(z²), g by series near 0 (finite at ω = 0)
+_dsinc_over_z = smooth(lambda t: (np.cos(t) - np.sin(t) / t) / t**2,
+                       [-1 / 3, 1 / 30, -1 / 840, 1 / 45360, -1 / 3991680, 1 / 518918400])
+
+
+def step_dh(car: carlib.Car, s: np.ndarray, u: np.ndarray, h: float, alpha: float) -> np.ndarray:
+    """∂Φ_h(s, u)/∂h of the explicit car update (module docstring of core.vehicles.car), (B, 6).
+
+    σ_{k+α} = σ + αhw, σ_{k+1} = σ + hw, u^ψ = (p + h(1−α)f)/(a + cσσ_{k+α}), z = ½hκσ_{k+α}u^ψ,
+    chord = hρu^ψ sinc z, x₁ = x + chord cos(θ + z), y₁ = y + chord sin(θ + z), θ₁ = θ + 2z,
+    ψ₁ = ψ + hu^ψ, p₁ = (a + cσ_{k+1}σ_{k+α})u^ψ + hαf — differentiated in h.
+    """
+    a, c, kap, rho = car.a, car.c, car.kappa, car.wheel_radius
+    sg, th, p = s[:, SIG], s[:, TH], s[:, P]
+    f, w = u[:, 0], u[:, 1]
+    sa, s1 = sg + alpha * h * w, sg + h * w
+    dsa, ds1 = alpha * w, w
+    D = a + c * sg * sa
+    Nn = p + h * (1 - alpha) * f
+    uu = Nn / D
+    du = ((1 - alpha) * f - uu * c * sg * dsa) / D
+    z = 0.5 * h * kap * sa * uu
+    dz = 0.5 * kap * (sa * uu + h * (dsa * uu + sa * du))
+    zz = np.where(z == 0.0, 1.0, z)
+    sinc = np.where(z == 0.0, 1.0, np.sin(zz) / zz)
+    dsinc = z * _dsinc_over_z(z * z) * dz
+    chord = h * rho * uu * sinc
+    dchord = rho * (uu * sinc + h * du * sinc + h * uu * dsinc)
+    tm = th + z
+    out = np.empty((s.shape[0], 6))
+    out[:, PSI] = uu + h * du
+    out[:, SIG] = ds1
+    out[:, TH] = 2 * dz
+    out[:, X] = dchord * np.cos(tm) - chord * np.sin(tm) * dz
+    out[:, Y] = dchord * np.sin(tm) + chord * np.cos(tm) * dz
+    out[:, P] = c * (ds1 * sa + s1 * dsa) * uu + (a + c * s1 * sa) * du + alpha * f
+    return out
+
+
+def read_model(root: Table, vehicle: Table) -> CarModel:
+    """``[vehicle]`` through the simulate reader (core.scenario.car.read_car), ``[integrator]`` steps/alpha."""
+    from ...scenario.car import METHODS, read_car
+
+    car = read_car(vehicle)
+    t = root.table("integrator", required=True)
+    t.string("method", METHODS[0], choices=METHODS)
+    steps = t.number("steps", integer=True, low=2, high=MAX_STEPS)
+    alpha = t.number("alpha", 0.5, low=0.0, high=1.0)
+    t.finish()
+    return CarModel(car, steps, alpha)
+
+
+def _ffill(a: np.ndarray) -> np.ndarray:
+    """Forward-fill NaNs (vectorised)."""
+    ok = ~np.isnan(a)
+    idx = np.where(ok, np.arange(len(a)), 0)
+    np.maximum.accumulate(idx, out=idx)
+    return a[idx]
+
+
+def _interval(t: Table, key: str) -> tuple[float, float]:
+    v = t.vector(key, 2)
+    if v[0] > v[1]:
+        raise t.error(key, f"lower bound {v[0]:g} exceeds upper bound {v[1]:g}")
+    return float(v[0]), float(v[1])
+
+
+def _speed_or_rate(t: Table, car: carlib.Car, default: float | None) -> float:
+    if t.has("speed") and t.has("wheel_rate"):
+        raise t.error("speed", "give either speed (m/s) or wheel_rate (rad/s), not both")
+    if t.has("wheel_rate"):
+        return t.number("wheel_rate")
+    if t.has("speed") or default is None:
+        return t.number("speed") / car.wheel_radius
+    return default
+
+
+__all__ = ["CarModel"]

@@ -1,0 +1,119 @@
+"""Keep-out obstacles: signed distances with gradients, and the hazard potential.
+
+Paper §6: "obstacle avoidance can be imposed in the form of inequalities or as
+penalizing terms in the cost function" (safest travel: a repulsive potential from
+hazards). The vehicle is a set of body-frame collision spheres (centre c_s, radius r_s);
+each sphere must keep its surface at least ``margin`` from every obstacle:
+
+    d_o(x + R c_s) − r_s ≥ margin                                            (clearance)
+
+with d_o the signed distance to obstacle o (negative inside):
+
+* sphere (centre c, radius r):        d = |p − c| − r
+* capsule (segment a–b, radius r):    d = |p − (a + t*(b − a))| − r,  t* = clip((p − a)·(b − a)/|b − a|², 0, 1)
+* oriented box (centre c, rotation Q, half extents e), q = Qᵀ(p − c):
+      d = |max(|q| − e, 0)| + min(max_i(|q_i| − e_i), 0)        (exact distance)
+
+The box distance is exact: outside the box it is the Euclidean distance to a convex
+set, which is continuously differentiable (its gradient, the unit vector from the
+nearest surface point, is continuous), so the clearance constraint d ≥ margin > 0 is
+smooth where it matters. Inside, the distance is the largest face distance, whose
+gradient is the nearest face's normal; at a face it matches the outside gradient, so
+the only kinks are on the interior medial planes (reached only by an initial guess
+that crosses a box; the solver leaves them in the first iterations). Exactly at the
+surface the outside formula is 0/0 and the inside one is used.
+
+Hazard potential (a cost): φ(d) = exp(−d / ℓ), ℓ the hazard length.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+TINY = 1e-300
+
+
+def _norm(v: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.einsum("...i,...i->...", v, v))
+
+
+def sphere_distance(p: np.ndarray, center: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """d = |p − c| − r and ∇d = (p − c)/|p − c| for p (B, 3)."""
+    dv = np.asarray(p, dtype=float) - center
+    n = _norm(dv)
+    grad = dv / np.maximum(n, TINY)[..., None]
+    return n - radius, grad
+
+
+def capsule_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Distance to the segment a–b minus r; ∇d = unit vector from the nearest segment point."""
+    p = np.asarray(p, dtype=float)
+    ab = b - a
+    t = np.clip(((p - a) @ ab) / max(float(ab @ ab), TINY), 0.0, 1.0)
+    dv = p - (a + t[..., None] * ab)
+    n = _norm(dv)
+    return n - radius, dv / np.maximum(n, TINY)[..., None]
+
+
+def box_distance(p: np.ndarray, center: np.ndarray, rotation: np.ndarray,
+                 half_extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact signed distance to an oriented box and its gradient (see the module docstring)."""
+    q = (np.asarray(p, dtype=float) - center) @ rotation  # Qᵀ(p − c) for row vectors
+    s = np.where(q < 0.0, -1.0, 1.0)
+    w = np.abs(q) - half_extents
+    out_v = np.maximum(w, 0.0)
+    out = _norm(out_v)
+    inside_j = np.argmax(w, axis=-1)
+    inside = np.take_along_axis(w, inside_j[..., None], axis=-1)[..., 0]
+    outside = out > 0.0
+    g_out = s * out_v / np.maximum(out, TINY)[..., None]
+    g_in = np.zeros_like(q)
+    np.put_along_axis(g_in, inside_j[..., None], np.take_along_axis(s, inside_j[..., None], axis=-1), axis=-1)
+    g_local = np.where(outside[..., None], g_out, g_in)
+    d = np.where(outside, out, inside)
+    return d, g_local @ rotation.T
+
+
+@dataclass(frozen=True)
+class Obstacle:
+    """One keep-out obstacle; ``label`` names it in messages (e.g. ``obstacle #2 (box)``)."""
+
+    kind: str
+    center: np.ndarray | None = None
+    radius: float = 0.0
+    half_extents: np.ndarray | None = None
+    rotation: np.ndarray | None = None
+    a: np.ndarray | None = None
+    b: np.ndarray | None = None
+    margin: float = 0.0
+    label: str = "obstacle"
+
+    def distance(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Signed distance of points p (B, 3) and its gradient (B, 3)."""
+        if self.kind == "sphere":
+            return sphere_distance(p, self.center, self.radius)
+        if self.kind == "capsule":
+            return capsule_distance(p, self.a, self.b, self.radius)
+        if self.kind == "box":
+            return box_distance(p, self.center, self.rotation, self.half_extents)
+        raise ValueError(f"unknown obstacle kind {self.kind!r}")
+
+    def bounding_radius(self) -> float:
+        if self.kind == "sphere":
+            return self.radius
+        if self.kind == "capsule":
+            return 0.5 * float(np.linalg.norm(self.b - self.a)) + self.radius
+        return float(np.linalg.norm(self.half_extents))
+
+    def middle(self) -> np.ndarray:
+        return 0.5 * (self.a + self.b) if self.kind == "capsule" else np.asarray(self.center, dtype=float)
+
+
+def hazard(d: np.ndarray, length: float) -> tuple[np.ndarray, np.ndarray]:
+    """Hazard potential φ(d) = exp(−d/ℓ) and dφ/dd."""
+    e = np.exp(-np.asarray(d, dtype=float) / length)
+    return e, -e / length
+
+
+__all__ = ["Obstacle", "sphere_distance", "capsule_distance", "box_distance", "hazard"]

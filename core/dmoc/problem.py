@@ -1,0 +1,468 @@
+"""The DMOC nonlinear program: decision-variable layout, bounds and the declared sparsity.
+
+Paper §6 and Fig. 11 (Junge, Marsden, Ober-Blöbaum 2005): minimise a cost over the
+discrete trajectory (poses, velocities, shape variables, controls at every step, and
+the duration when it is free) subject to the integrator's update equations at every
+step, boundary conditions and per-step inequalities. The constraint Jacobian is
+block-banded: step k only touches the variables of steps k − 1, k, k + 1.
+
+Everything here is generic. A *group* is one kind of per-step function (a model's
+update equations, an obstacle clearance, a cost term) evaluated at K instances at
+once: instance k reads L local variables ``y[idx[k]]`` and returns m values, and
+(optionally analytically) their Jacobian (K, m, L). The declared sparsity of a group
+is its (m, L) structural mask replicated over the instances — the block-banded
+pattern of the paper — and it is what the solvers receive. Derivatives that a group
+does not give analytically are central finite differences over its L local
+coordinates, all K instances perturbed at once: this is exactly the column-group
+colouring (columns of steps k, k + 3, k + 6, … together) of the banded Jacobian,
+never a dense difference over all variables. The Lagrangian Hessian is the
+same kind of coloured central difference of the analytic Jacobians.
+
+Variables fixed by the scenario (the start state, a goal pose given exactly, a
+waypoint heading) are removed from the decision vector: they stay on their values and
+their columns are dropped, so the solvers see only free variables.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import VehicleMotionError
+
+GroupFun = Callable[..., np.ndarray]
+
+# Relative step of the coloured central differences (≈ eps^(1/3), optimal for O(δ²) error).
+FD_STEP = 6e-6
+
+
+class Layout:
+    """Named blocks of the full variable vector y (before fixed variables are removed)."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.blocks: dict[str, np.ndarray] = {}
+        self.columns: dict[str, tuple[str, ...]] = {}
+        self.axis_names: dict[str, str] = {}
+
+    def add(self, name: str, shape: int | tuple[int, ...], columns: tuple[str, ...] = (),
+            axis: str = "node") -> np.ndarray:
+        """A block of variables; ``columns`` names the last axis (for messages), ``axis`` the first."""
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        n = int(np.prod(shape)) if shape else 1
+        idx = np.arange(self.size, self.size + n).reshape(shape)
+        self.size += n
+        self.blocks[name] = idx
+        self.columns[name] = tuple(columns)
+        self.axis_names[name] = axis
+        return idx
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.blocks[name]
+
+    def name_of(self, i: int) -> str:
+        for name, idx in self.blocks.items():
+            if idx.ndim == 0:
+                if int(idx) == i:
+                    return name
+                continue
+            hit = np.argwhere(idx == i)
+            if hit.size:
+                pos = [int(v) for v in hit[0]]
+                cols = self.columns.get(name)
+                if cols and len(pos) == 2:
+                    return f"{cols[pos[1]]} at {self.axis_names[name]} {pos[0]}"
+                return f"{name}{pos}"
+        return f"y[{i}]"
+
+
+@dataclass
+class Group:
+    """K instances of an m-valued function of L local variables ``y[idx[k]]``.
+
+    ``fun(X, *params) -> (B, m)`` and ``jac(X, *params) -> (B, m, L)`` take a batch
+    X (B, L) and per-instance parameters with the same leading axis B (the solver
+    tiles ``params`` when it batches perturbations). ``jac=None`` means coloured
+    central differences. ``mask`` (m, L) declares which local variables each row
+    depends on. For a constraint, ``lower ≤ value ≤ upper`` (broadcast to (K, m));
+    for a cost term, the values are summed. ``linear`` groups have a zero Hessian.
+    """
+
+    name: str
+    idx: np.ndarray
+    fun: GroupFun
+    mask: np.ndarray
+    jac: GroupFun | None = None
+    params: tuple[np.ndarray, ...] = ()
+    lower: Any = 0.0
+    upper: Any = 0.0
+    linear: bool = False
+    hess: Callable[..., np.ndarray] | None = None  # hess(X, lam (B, m), *params) -> (B, L, L)
+    labels: Sequence[str] | None = None  # per-instance description, for messages
+    nonlinear: np.ndarray | None = None  # (L,) local variables with a nonzero Hessian row (default: all)
+    hess_mask: np.ndarray | None = None  # (L, L) structural Hessian (default: nonlinear pairs sharing a row)
+    hess_colors: np.ndarray | None = None  # (L,) ints: columns of one colour share no Hessian row
+
+    def __post_init__(self) -> None:
+        self.idx = np.asarray(self.idx, dtype=np.int64)
+        if self.idx.ndim != 2:
+            raise ValueError(f"group {self.name}: idx must be (K, L), got {self.idx.shape}")
+        self.mask = np.asarray(self.mask, dtype=bool)
+        if self.mask.ndim not in (2, 3) or self.mask.shape[-1] != self.idx.shape[1] or (
+                self.mask.ndim == 3 and self.mask.shape[0] != self.idx.shape[0]):
+            raise ValueError(f"group {self.name}: mask must be (m, L) or (K, m, L) with L = {self.idx.shape[1]}, "
+                             f"got {self.mask.shape}")
+        self.params = tuple(np.asarray(p) for p in self.params)
+        for p in self.params:
+            if p.shape[:1] != (self.K,):
+                raise ValueError(f"group {self.name}: params need a leading axis of {self.K}")
+        used = np.any(self.mask.reshape(-1, self.L), axis=0)
+        if self.linear:
+            self.nonlinear = np.zeros(self.L, dtype=bool)
+        elif self.nonlinear is None:
+            self.nonlinear = used
+        else:
+            self.nonlinear = np.asarray(self.nonlinear, dtype=bool) & used
+        nl = self.nonlinear
+        if self.hess_mask is None:
+            mk = self.mask.reshape(-1, self.m, self.L).astype(int)
+            self.hess_mask = np.any(np.einsum("kij,kil->kjl", mk, mk) > 0, axis=0)
+        self.hess_mask = np.asarray(self.hess_mask, dtype=bool) & nl[:, None] & nl[None, :]
+        if self.hess_colors is None:
+            self.hess_colors = np.arange(self.L)
+        self.hess_colors = np.asarray(self.hess_colors)
+        shape = (self.K, self.m)
+        self.lower = np.broadcast_to(np.asarray(self.lower, dtype=float), shape).copy()
+        self.upper = np.broadcast_to(np.asarray(self.upper, dtype=float), shape).copy()
+
+    @property
+    def K(self) -> int:
+        return self.idx.shape[0]
+
+    @property
+    def L(self) -> int:
+        return self.idx.shape[1]
+
+    @property
+    def m(self) -> int:
+        return self.mask.shape[-2]
+
+    @property
+    def instance_mask(self) -> np.ndarray:
+        """(K, m, L): the declared structural nonzeros of every instance (a (m, L) mask replicated)."""
+        return self.mask if self.mask.ndim == 3 else np.broadcast_to(self.mask, (self.K,) + self.mask.shape)
+
+    def values(self, X: np.ndarray, params: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+        out = self.fun(X, *(self.params if params is None else params))
+        return np.asarray(out, dtype=float).reshape(X.shape[0], self.m)
+
+    def jacobian(self, X: np.ndarray, params: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
+        """(B, m, L): analytic when given, else coloured central differences."""
+        params = self.params if params is None else params
+        if self.jac is not None:
+            return np.asarray(self.jac(X, *params), dtype=float).reshape(X.shape[0], self.m, self.L)
+        return fd_jacobian(lambda Xb, *pb: self.values(Xb, pb), X, params, self.L)
+
+    def hessian(self, X: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """Σ_i lam_i ∇² value_i per instance, (K, L, L), symmetric; only rows/columns of the
+        ``nonlinear`` local variables are nonzero (the others enter affinely with constant
+        coefficients, so their second derivatives vanish)."""
+        if self.hess is not None:
+            H = np.asarray(self.hess(X, lam, *self.params), dtype=float)
+            return 0.5 * (H + np.swapaxes(H, 1, 2))
+        cols = np.flatnonzero(self.nonlinear)
+        if not len(cols):
+            return np.zeros((X.shape[0], self.L, self.L))
+        colors = [cols[self.hess_colors[cols] == c] for c in np.unique(self.hess_colors[cols])]
+        return fd_hessian_colored(self.jacobian, X, self.params, lam, colors, self.hess_mask)
+
+
+def _tile(params: tuple[np.ndarray, ...], reps: int) -> tuple[np.ndarray, ...]:
+    return tuple(np.tile(p, (reps,) + (1,) * (p.ndim - 1)) for p in params)
+
+
+def _steps(X: np.ndarray) -> np.ndarray:
+    return FD_STEP * np.maximum(1.0, np.abs(X))
+
+
+def fd_jacobian(fun: Callable[..., np.ndarray], X: np.ndarray, params: tuple[np.ndarray, ...],
+                L: int) -> np.ndarray:
+    """Central differences over the L local coordinates, every instance at once (one batched call)."""
+    K = X.shape[0]
+    d = _steps(X)
+    P = np.repeat(X[None], 2 * L, axis=0)  # (2L, K, L)
+    j = np.arange(L)
+    P[j, :, j] += d.T
+    P[L + j, :, j] -= d.T
+    F = np.asarray(fun(P.reshape(2 * L * K, L), *_tile(params, 2 * L)), dtype=float).reshape(2 * L, K, -1)
+    return np.transpose((F[:L] - F[L:]) / (2 * d.T[:, :, None]), (1, 2, 0))  # (K, m, L)
+
+
+def fd_hessian(jac: Callable[..., np.ndarray], X: np.ndarray, params: tuple[np.ndarray, ...],
+               lam: np.ndarray, cols: np.ndarray | None = None) -> np.ndarray:
+    """Coloured central differences of the Jacobian contracted with lam, perturbing the local
+    columns ``cols`` (default all) of every instance at once: rows ``cols`` of ∇²(lamᵀ value), (K, nc, L)."""
+    K, L = X.shape
+    cols = np.arange(L) if cols is None else np.asarray(cols)
+    nc = len(cols)
+    d = _steps(X)[:, cols]  # (K, nc)
+    P = np.repeat(X[None], 2 * nc, axis=0)
+    j = np.arange(nc)
+    P[j, :, cols] += d.T
+    P[nc + j, :, cols] -= d.T
+    J = jac(P.reshape(2 * nc * K, L), _tile(params, 2 * nc)).reshape(2 * nc, K, -1, L)
+    G = np.einsum("pkml,km->pkl", J, lam)  # gradients of lamᵀ value at each perturbation
+    return np.transpose((G[:nc] - G[nc:]) / (2 * d.T[:, :, None]), (1, 0, 2))
+
+
+def fd_hessian_colored(jac: Callable[..., np.ndarray], X: np.ndarray, params: tuple[np.ndarray, ...],
+                       lam: np.ndarray, colors: Sequence[np.ndarray], hmask: np.ndarray) -> np.ndarray:
+    """∇²(lamᵀ value) (K, L, L) by central differences of the Jacobian, one perturbation pair per
+    colour: every column of a colour is perturbed at once (Curtis–Powell–Reid within the instance).
+    Entry (r, c) is read off colour(c)'s difference when c is the only column of its colour in Hessian
+    row r (``hmask``); the others are filled from the transposed entry; both → their mean."""
+    K, L = X.shape
+    C = len(colors)
+    d = _steps(X)
+    P = np.repeat(X[None], 2 * C, axis=0)
+    for i, cols in enumerate(colors):
+        P[i][:, cols] += d[:, cols]
+        P[C + i][:, cols] -= d[:, cols]
+    J = jac(P.reshape(2 * C * K, L), _tile(params, 2 * C)).reshape(2 * C, K, -1, L)
+    G = np.einsum("pkml,km->pkl", J, lam)
+    D = 0.5 * (G[:C] - G[C:])  # (C, K, L)
+    H = np.zeros((K, L, L))
+    filled = np.zeros((L, L), dtype=bool)
+    for i, cols in enumerate(colors):
+        owners = hmask[:, cols]                               # (L rows, |cols|)
+        unique_row = owners.sum(axis=1) == 1
+        for j, c in enumerate(cols):
+            rows = np.flatnonzero(owners[:, j] & unique_row)
+            H[:, rows, c] = D[i][:, rows] / d[:, c][:, None]
+            filled[rows, c] = True
+    both = filled & filled.T
+    Ht = np.swapaxes(H, 1, 2)
+    return np.where(both, 0.5 * (H + Ht), np.where(filled, H, Ht)) * hmask
+
+
+class _Scatter:
+    """Entries of a group's (K, m, L) Jacobian that are structurally nonzero and free."""
+
+    def __init__(self, group: Group, row0: int, freepos: np.ndarray):
+        K, m, L = group.K, group.m, group.L
+        fp = freepos[group.idx]  # (K, L), −1 where fixed
+        keep = group.instance_mask & (fp[:, None, :] >= 0)  # (K, m, L)
+        self.flat = np.flatnonzero(keep)
+        kk, ii, jj = np.unravel_index(self.flat, (K, m, L))
+        self.rows = row0 + kk * m + ii
+        self.cols = fp[kk, jj]
+        # Hessian: pairs of local variables that share a row, lower triangle in free columns.
+        if group.linear:
+            self.hflat = np.zeros(0, dtype=np.int64)
+            self.hrows = self.hcols = self.hflat
+        else:
+            a = fp[:, :, None]
+            b = fp[:, None, :]
+            hk = group.hess_mask[None] & (a >= 0) & (b >= 0) & (a >= b)
+            self.hflat = np.flatnonzero(hk)
+            k2, j2, l2 = np.unravel_index(self.hflat, (K, L, L))
+            self.hrows = fp[k2, j2]
+            self.hcols = fp[k2, l2]
+
+
+class _Pattern:
+    """A COO pattern with duplicates summed through a fixed map."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]):
+        self.shape = shape
+        key = rows.astype(np.int64) * shape[1] + cols
+        uniq, self.map = np.unique(key, return_inverse=True)
+        self.rows = (uniq // shape[1]).astype(np.int64)
+        self.cols = (uniq % shape[1]).astype(np.int64)
+        self.identity = len(uniq) == len(key) and np.array_equal(self.map, np.arange(len(key)))
+        self.nnz = len(uniq)
+
+    def reduce(self, data: np.ndarray) -> np.ndarray:
+        if self.identity:
+            return data
+        return np.bincount(self.map, weights=data, minlength=self.nnz)
+
+    def matrix(self, values: np.ndarray) -> sp.csr_matrix:
+        return sp.csr_matrix((values, (self.rows, self.cols)), shape=self.shape)
+
+
+@dataclass
+class Evaluation:
+    """Values at z (always) and first derivatives (filled on first request)."""
+
+    z: np.ndarray
+    y: np.ndarray
+    cost: float
+    cons: np.ndarray
+    grad: np.ndarray | None = None
+    jac: np.ndarray | None = None  # values on NLP.jac_pattern
+
+
+class NLP:
+    """min Σ costs(y) s.t. cl ≤ c(y) ≤ cu, lb ≤ z ≤ ub, with y = base except y[free] = z."""
+
+    def __init__(self, layout: Layout, base: np.ndarray, fixed: np.ndarray, lower: np.ndarray,
+                 upper: np.ndarray, constraints: Sequence[Group], costs: Sequence[Group],
+                 meta: dict[str, Any] | None = None):
+        self.layout = layout
+        self.base = np.asarray(base, dtype=float).copy()
+        self.fixed = np.asarray(fixed, dtype=bool)
+        self.free = np.flatnonzero(~self.fixed)
+        self.freepos = np.full(layout.size, -1, dtype=np.int64)
+        self.freepos[self.free] = np.arange(len(self.free))
+        self.lb = np.asarray(lower, dtype=float)[self.free]
+        self.ub = np.asarray(upper, dtype=float)[self.free]
+        self.constraints = [g for g in constraints if g.K > 0]
+        self.costs = [g for g in costs if g.K > 0]
+        self.meta = dict(meta or {})
+        self.n = len(self.free)
+        # rows
+        self.row0: list[int] = []
+        r = 0
+        for g in self.constraints:
+            self.row0.append(r)
+            r += g.K * g.m
+        self.m = r
+        self.cl = np.concatenate([g.lower.ravel() for g in self.constraints]) if self.constraints else np.zeros(0)
+        self.cu = np.concatenate([g.upper.ravel() for g in self.constraints]) if self.constraints else np.zeros(0)
+        # Jacobian and Hessian patterns
+        self._cscat = [_Scatter(g, r0, self.freepos) for g, r0 in zip(self.constraints, self.row0)]
+        self._oscat = [_Scatter(g, 0, self.freepos) for g in self.costs]
+        cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64)  # noqa: E731
+        self.jac_pattern = _Pattern(cat([s.rows for s in self._cscat]), cat([s.cols for s in self._cscat]),
+                                    (self.m, self.n))
+        allh = self._cscat + self._oscat
+        self.hess_pattern = _Pattern(cat([s.hrows for s in allh]), cat([s.hcols for s in allh]), (self.n, self.n))
+        self._cache: Evaluation | None = None
+        self.evaluations = 0
+
+    # -- vectors -----------------------------------------------------------------------------
+    def full(self, z: np.ndarray) -> np.ndarray:
+        y = self.base.copy()
+        y[self.free] = z
+        return y
+
+    def reduce(self, y: np.ndarray) -> np.ndarray:
+        return np.asarray(y, dtype=float)[self.free]
+
+    # -- evaluation (cached at the last point: solvers ask for f, g, c, J at the same z) -------
+    def evaluate(self, z: np.ndarray) -> Evaluation:
+        """Cost and constraint values at z (derivatives are computed on request, see ``derivatives``)."""
+        z = np.asarray(z, dtype=float)
+        c = self._cache
+        if c is not None and np.array_equal(c.z, z):
+            return c
+        self.evaluations += 1
+        y = self.full(z)
+        cost = 0.0
+        for g in self.costs:
+            cost += float(np.sum(g.values(y[g.idx])))
+        cons = [g.values(y[g.idx]).ravel() for g in self.constraints]
+        cons_v = np.concatenate(cons) if cons else np.zeros(0)
+        self._cache = Evaluation(z.copy(), y, cost, cons_v)
+        return self._cache
+
+    def derivatives(self, z: np.ndarray) -> Evaluation:
+        ev = self.evaluate(z)
+        if ev.grad is None:
+            y = ev.y
+            grad = np.zeros(self.n)
+            for g, s in zip(self.costs, self._oscat):
+                J = g.jacobian(y[g.idx])
+                grad += np.bincount(s.cols, weights=J.reshape(-1)[s.flat], minlength=self.n)
+            data = [g.jacobian(y[g.idx]).reshape(-1)[s.flat] for g, s in zip(self.constraints, self._cscat)]
+            ev.jac = self.jac_pattern.reduce(np.concatenate(data)) if data else np.zeros(0)
+            ev.grad = grad
+        return ev
+
+    def objective(self, z: np.ndarray) -> float:
+        return self.evaluate(z).cost
+
+    def gradient(self, z: np.ndarray) -> np.ndarray:
+        return self.derivatives(z).grad
+
+    def constraint_values(self, z: np.ndarray) -> np.ndarray:
+        return self.evaluate(z).cons
+
+    def jacobian_values(self, z: np.ndarray) -> np.ndarray:
+        return self.derivatives(z).jac
+
+    def jacobian(self, z: np.ndarray) -> sp.csr_matrix:
+        return self.jac_pattern.matrix(self.jacobian_values(z))
+
+    def hessian_values(self, z: np.ndarray, lam: np.ndarray, obj_factor: float = 1.0) -> np.ndarray:
+        """Lower triangle of ∇²(obj_factor·cost + lamᵀ c) on hess_pattern."""
+        y = self.full(np.asarray(z, dtype=float))
+        lam = np.asarray(lam, dtype=float)
+        data = []
+        for g, s, r0 in zip(self.constraints, self._cscat, self.row0):
+            if g.linear or not len(s.hflat):
+                continue
+            lg = lam[r0:r0 + g.K * g.m].reshape(g.K, g.m)
+            if not np.any(lg):
+                data.append(np.zeros(len(s.hflat)))
+                continue
+            data.append(g.hessian(y[g.idx], lg).reshape(-1)[s.hflat])
+        for g, s in zip(self.costs, self._oscat):
+            if g.linear or not len(s.hflat):
+                continue
+            lg = np.full((g.K, 1), float(obj_factor))
+            data.append(g.hessian(y[g.idx], lg).reshape(-1)[s.hflat])
+        return self.hess_pattern.reduce(np.concatenate(data)) if data else np.zeros(self.hess_pattern.nnz)
+
+    def hessian(self, z: np.ndarray, lam: np.ndarray, obj_factor: float = 1.0) -> sp.csr_matrix:
+        """Full symmetric sparse Hessian of the Lagrangian."""
+        low = self.hess_pattern.matrix(self.hessian_values(z, lam, obj_factor))
+        return (low + low.T - sp.diags(low.diagonal())).tocsr()
+
+    # -- diagnostics -----------------------------------------------------------------------------
+    def violations(self, z: np.ndarray) -> np.ndarray:
+        """Per-row violation of cl ≤ c ≤ cu (≥ 0)."""
+        c = self.constraint_values(z)
+        return np.maximum(np.maximum(self.cl - c, c - self.cu), 0.0)
+
+    def bound_violation(self, z: np.ndarray) -> float:
+        z = np.asarray(z, dtype=float)
+        if not len(z):
+            return 0.0
+        return float(np.max(np.maximum(np.maximum(self.lb - z, z - self.ub), 0.0), initial=0.0))
+
+    def max_violation(self, z: np.ndarray) -> float:
+        v = self.violations(z)
+        return max(float(np.max(v, initial=0.0)), self.bound_violation(z))
+
+    def worst(self, z: np.ndarray) -> tuple[str, float]:
+        """The constraint group (and instance) with the largest violation, for messages."""
+        v = self.violations(z)
+        if not len(v) or float(np.max(v)) == 0.0:
+            return "", 0.0
+        i = int(np.argmax(v))
+        for g, r0 in zip(self.constraints, self.row0):
+            if r0 <= i < r0 + g.K * g.m:
+                k = (i - r0) // g.m
+                label = g.labels[k] if g.labels is not None else f"instance {k}"
+                return f"{g.name} ({label})", float(v[i])
+        return "", float(v[i])
+
+    def group_violations(self, z: np.ndarray) -> dict[str, float]:
+        v = self.violations(z)
+        out: dict[str, float] = {}
+        for g, r0 in zip(self.constraints, self.row0):
+            seg = v[r0:r0 + g.K * g.m]
+            out[g.name] = max(out.get(g.name, 0.0), float(np.max(seg, initial=0.0)))
+        return out
+
+
+def check_finite(name: str, a: np.ndarray) -> None:
+    if not np.all(np.isfinite(a)):
+        raise VehicleMotionError(f"{name}: non-finite values")
+
+
+__all__ = ["Layout", "Group", "NLP", "Evaluation", "fd_jacobian", "fd_hessian", "fd_hessian_colored", "FD_STEP"]

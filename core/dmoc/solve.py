@@ -1,0 +1,411 @@
+"""Solving the DMOC program (paper §6, Fig. 11): backends, warm start, honest status.
+
+Backends (both get the exact sparse constraint Jacobian and a sparse Lagrangian Hessian
+from :class:`~core.dmoc.problem.NLP`):
+
+* ``scipy`` (default; runs inside Blender with its bundled scipy):
+  ``scipy.optimize.minimize(method="trust-constr")`` with the sparse Jacobian and
+  the Hessian of the Lagrangian as a sparse matrix.
+* ``ipopt`` through cyipopt when it imports (``scripts/install_ipopt.sh``): exact Hessian
+  by default, ``hessian = "limited-memory"`` for IPOPT's L-BFGS.
+
+A solve reports, without embellishment: ``converged`` and a one-word ``status``
+(``converged``, ``infeasible``, ``iteration_limit``, ``time_limit``, ``stalled``,
+``numerical_failure``), a ``message`` naming the worst constraint group when the result
+is not feasible, the cost, the maximum constraint violation (constraint rows and variable
+bounds), the iterations and the wall time. A solve that does not converge returns its
+best iterate (the feasible point of least cost seen, else the least infeasible one).
+
+Before any iteration, ``presolve`` checks what the scenario fixes: a fixed variable
+(start state, exact goal) outside its bounds, or a constraint that depends only on fixed
+variables and is violated, is reported as infeasible at once, naming the group.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .problem import NLP
+
+BACKENDS = ("scipy", "ipopt")
+STATUSES = ("converged", "infeasible", "iteration_limit", "time_limit", "stalled", "numerical_failure")
+INF = 1e20
+
+
+def ipopt_available() -> bool:
+    try:
+        import cyipopt  # noqa: F401
+    except Exception:  # ImportError, or a broken shared library
+        return False
+    return True
+
+
+@dataclass
+class SolverOptions:
+    backend: str = "scipy"
+    max_iter: int = 1000
+    tol: float = 1e-8                  # optimality (scaled KKT) tolerance
+    constraint_tol: float = 1e-9       # absolute feasibility required to call a point converged
+    time_limit_s: float = 120.0
+    hessian: str = "exact"             # or "limited-memory" (IPOPT only)
+    ipopt_scaling: bool = True         # our variable/row scaling (else IPOPT's gradient-based)
+    warm: bool = False                 # z0 is a solution-quality guess: start with a small barrier
+    verbose: bool = False
+    ipopt_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SolveResult:
+    z: np.ndarray
+    converged: bool
+    status: str
+    message: str
+    cost: float
+    max_constraint_violation: float
+    iterations: int
+    wall_time_s: float
+    backend: str
+    worst_group: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def stats(self) -> dict[str, Any]:
+        return {"converged": bool(self.converged), "status": self.status, "message": self.message,
+                "cost": float(self.cost), "max_constraint_violation": float(self.max_constraint_violation),
+                "iterations": int(self.iterations), "wall_time_s": float(self.wall_time_s),
+                "backend": self.backend, **self.extra}
+
+
+class _Tracker:
+    """Keeps the best point evaluated so far: feasible with least cost, else least violation."""
+
+    def __init__(self, nlp: NLP, feas_tol: float):
+        self.nlp = nlp
+        self.tol = feas_tol
+        self.best: tuple[bool, float, float, np.ndarray] | None = None
+
+    def see(self, z: np.ndarray) -> None:
+        if not np.all(np.isfinite(z)):
+            return
+        ev = self.nlp.evaluate(z)
+        if not (math.isfinite(ev.cost) and np.all(np.isfinite(ev.cons))):
+            return
+        viol = self.nlp.max_violation(z)
+        feas = viol <= self.tol
+        b = self.best
+        if (b is None or (feas and not b[0]) or (feas and b[0] and ev.cost < b[1])
+                or (not feas and not b[0] and viol < b[2])):
+            self.best = (feas, ev.cost, viol, np.array(z, dtype=float))
+
+
+def presolve(nlp: NLP) -> str:
+    """'' when nothing fixed is contradictory, else a message naming the constraint group."""
+    y = nlp.base
+    fixed = nlp.fixed
+    from_meta = nlp.meta.get("lower_full"), nlp.meta.get("upper_full")
+    if from_meta[0] is not None:
+        lo, hi = from_meta
+        bad = np.flatnonzero(fixed & ((y < lo - 1e-12) | (y > hi + 1e-12)))
+        if bad.size:
+            i = int(bad[0])
+            return (f"bounds: {nlp.layout.name_of(i)} is fixed at {y[i]:.6g} by the scenario "
+                    f"(start/goal) but its bounds are [{lo[i]:.6g}, {hi[i]:.6g}]")
+    for g in nlp.constraints:
+        allfixed = np.all(fixed[g.idx], axis=1)
+        if not np.any(allfixed):
+            continue
+        k = np.flatnonzero(allfixed)
+        X = y[g.idx[k]]
+        params = tuple(p[k] for p in g.params)
+        v = g.values(X, params)
+        viol = np.maximum(np.maximum(g.lower[k] - v, v - g.upper[k]), 0.0)
+        if np.max(viol, initial=0.0) > 1e-9:
+            j = int(np.argmax(np.max(viol, axis=1)))
+            label = g.labels[k[j]] if g.labels is not None else f"instance {k[j]}"
+            return f"{g.name} ({label}) is violated by {float(np.max(viol[j])):.3g} at values fixed by the scenario"
+    for check in nlp.meta.get("presolve_checks", ()):
+        msg = check()
+        if msg:
+            return msg
+    return ""
+
+
+def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
+          callback: Callable[[int, np.ndarray], None] | None = None) -> SolveResult:
+    """Solve from z0 (free variables). Never raises for a failed solve: the status says what happened."""
+    options = options or SolverOptions()
+    if options.backend not in BACKENDS:
+        raise ValueError(f"unknown backend {options.backend!r}")
+    t0 = time.perf_counter()
+    z0 = np.clip(np.asarray(z0, dtype=float), nlp.lb, nlp.ub)
+    why = presolve(nlp)
+    if why:
+        return _result(nlp, z0, False, "infeasible", "infeasible: " + why, 0, t0, options.backend)
+    tracker = _Tracker(nlp, options.constraint_tol)
+    try:
+        if options.backend == "ipopt":
+            if not ipopt_available():
+                raise RuntimeError("the ipopt backend needs cyipopt (scripts/install_ipopt.sh)")
+            z, status, msg, iters = _solve_ipopt(nlp, z0, options, tracker, t0)
+        else:
+            z, status, msg, iters = _solve_scipy(nlp, z0, options, tracker, t0)
+    except (FloatingPointError, np.linalg.LinAlgError, ValueError, ArithmeticError) as exc:
+        z, status, msg, iters = z0, "numerical_failure", f"numerical failure: {exc}", 0
+    converged = status == "converged"
+    if not converged and tracker.best is not None:
+        z = tracker.best[3]
+    if not np.all(np.isfinite(z)):
+        z = tracker.best[3] if tracker.best is not None else z0
+    return _result(nlp, z, converged, status, msg, iters, t0, options.backend)
+
+
+def _result(nlp: NLP, z: np.ndarray, converged: bool, status: str, msg: str, iters: int,
+            t0: float, backend: str) -> SolveResult:
+    ev = nlp.evaluate(z)
+    viol = nlp.max_violation(z)
+    worst, _ = nlp.worst(z)
+    if not converged and worst and "violat" not in msg and viol > 1e-9:
+        msg = f"{msg}; largest violation {viol:.3g} in {worst}"
+    return SolveResult(z=np.array(z, dtype=float), converged=converged, status=status, message=msg,
+                       cost=float(ev.cost), max_constraint_violation=viol, iterations=int(iters),
+                       wall_time_s=time.perf_counter() - t0, backend=backend, worst_group=worst,
+                       extra={"variables": nlp.n, "constraints": nlp.m,
+                              "jacobian_nonzeros": nlp.jac_pattern.nnz,
+                              "hessian_nonzeros": nlp.hess_pattern.nnz})
+
+
+# ------------------------------------------------------------------------------------------------
+# scipy trust-constr
+# ------------------------------------------------------------------------------------------------
+def scaling(nlp: NLP, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Variable, constraint-row and objective scales for a solver that is not scale invariant.
+
+    Variables: per layout block and last-axis column (e.g. every node's wheel momentum),
+    the largest magnitude in the initial guess or the finite bounds, at least 1. Rows: the
+    inverse of the largest entry of the row of the variable-scaled Jacobian at z0 (clipped to
+    [1e-6, 1e6]; rows without free columns keep 1). Objective: 1 / max(1, |scaled gradient|∞).
+    """
+    y0 = nlp.full(z0)
+    lo, hi = nlp.meta.get("lower_full"), nlp.meta.get("upper_full")
+    full = np.ones(nlp.layout.size)
+    for idx in nlp.layout.blocks.values():
+        idx = np.asarray(idx)
+        groups = idx.reshape(-1, idx.shape[-1]) if idx.ndim >= 2 else idx.reshape(-1, 1)
+        for j in range(groups.shape[1]):
+            col = groups[:, j]
+            mag = float(np.max(np.abs(y0[col]), initial=0.0))
+            if lo is not None:
+                for b in (lo[col], hi[col]):
+                    fin = np.abs(b[np.isfinite(b)])
+                    if fin.size:
+                        mag = max(mag, float(fin.max()))
+            full[col] = max(mag, 1.0)
+    D = full[nlp.free]
+    if nlp.m:
+        J = nlp.jacobian(z0).multiply(D[None, :]).tocsr()
+        rown = np.asarray(abs(J).max(axis=1).todense()).ravel()
+        Sc = np.where(rown > 0, 1.0 / np.maximum(rown, 1e-300), 1.0)
+        Sc = np.clip(Sc, 1e-6, 1e6)
+    else:
+        Sc = np.ones(0)
+    g = nlp.gradient(z0) * D
+    sf = 1.0 / max(1.0, float(np.max(np.abs(g), initial=0.0)))
+    return D, Sc, sf
+
+
+def polish(nlp: NLP, z: np.ndarray, tol: float, D: np.ndarray | None = None, iterations: int = 4) -> np.ndarray:
+    """Minimum-norm Gauss–Newton projection onto the equality rows and the active inequality rows
+    (|c − bound| < 1e-6), variables at a bound held: removes the last ~1e-8 of constraint violation that a
+    solver converged on a scaled problem can leave. Returns z unchanged if it does not reduce the violation."""
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import spsolve
+
+    D = np.ones(nlp.n) if D is None else D
+    best, best_v = z.copy(), nlp.max_violation(z)
+    cur = z.copy()
+    for _ in range(iterations):
+        if best_v <= tol:
+            break
+        c = nlp.constraint_values(cur)
+        lo_act = np.abs(c - nlp.cl) < 1e-6
+        hi_act = np.abs(c - nlp.cu) < 1e-6
+        rows = np.flatnonzero(lo_act | hi_act | (c < nlp.cl) | (c > nlp.cu))
+        target = np.where(c < nlp.cl, nlp.cl, np.where(c > nlp.cu, nlp.cu, np.where(lo_act, nlp.cl, nlp.cu)))
+        if not len(rows):
+            break
+        free = (cur > nlp.lb + 1e-12) & (cur < nlp.ub - 1e-12)
+        J = (nlp.jacobian(cur)[rows] @ sp.diags(D * free)).tocsr()
+        r = (c - target)[rows]
+        JJ = (J @ J.T).tocsc()
+        reg = 1e-14 * max(1.0, float(abs(JJ).max()))
+        step = J.T @ spsolve(JJ + reg * sp.identity(JJ.shape[0], format="csc"), -r)
+        cur = np.clip(cur + D * free * step, nlp.lb, nlp.ub)
+        v = nlp.max_violation(cur)
+        if v < best_v:
+            best, best_v = cur.copy(), v
+    return best
+
+
+def _solve_scipy(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float):
+    """trust-constr on the scaled problem x = z / D, ĉ = Sc c, f̂ = sf f (sparse Jacobian and Hessians)."""
+    import warnings
+
+    import scipy.sparse as sp
+    from scipy.optimize import Bounds, NonlinearConstraint, minimize
+
+    D, Sc, sf = scaling(nlp, z0)
+    Dm, Scm = sp.diags(D), sp.diags(Sc)
+    state = {"iters": 0, "timeout": False}
+
+    def cb(intermediate_result) -> bool:
+        state["iters"] = int(getattr(intermediate_result, "nit", state["iters"] + 1))
+        tracker.see(D * np.asarray(intermediate_result.x))
+        if time.perf_counter() - t0 > o.time_limit_s:
+            state["timeout"] = True
+            return True
+        return False
+
+    constraints = []
+    if nlp.m:
+        constraints.append(NonlinearConstraint(
+            lambda x: Sc * nlp.constraint_values(D * x), Sc * nlp.cl, Sc * nlp.cu,
+            jac=lambda x: (Scm @ nlp.jacobian(D * x) @ Dm).tocsr(),
+            hess=lambda x, v: (Dm @ nlp.hessian(D * x, v * Sc, 0.0) @ Dm).tocsr()))
+    zero = np.zeros(nlp.m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = minimize(lambda x: sf * nlp.objective(D * x), z0 / D, jac=lambda x: sf * D * nlp.gradient(D * x),
+                       hess=lambda x: (Dm @ nlp.hessian(D * x, zero, sf) @ Dm).tocsr(),
+                       method="trust-constr", bounds=Bounds(nlp.lb / D, nlp.ub / D, keep_feasible=False),
+                       constraints=constraints, callback=cb,
+                       options={"maxiter": o.max_iter, "gtol": o.tol, "xtol": 1e-14,
+                                "sparse_jacobian": True, "verbose": 2 if o.verbose else 0,
+                                **({"initial_barrier_parameter": 1e-6, "initial_barrier_tolerance": 1e-6,
+                                    "initial_tr_radius": 1e-2} if o.warm else {})})
+    z = D * np.asarray(res.x, dtype=float)
+    viol = nlp.max_violation(z)
+    if res.status in (1, 2, 4) and o.constraint_tol < viol < 1e-4:
+        z = polish(nlp, z, o.constraint_tol, D)
+        viol = nlp.max_violation(z)
+    tracker.see(z)
+    iters = int(getattr(res, "nit", state["iters"]))
+    if state["timeout"]:
+        return z, "time_limit", f"time limit of {o.time_limit_s:g} s reached", iters
+    if res.status in (1, 4) and viol <= o.constraint_tol:
+        return z, "converged", "optimal: first-order conditions met (trust-constr gtol)", iters
+    if res.status == 2:
+        opt = float(getattr(res, "optimality", np.inf))
+        if viol <= o.constraint_tol and opt <= max(1e3 * o.tol, 1e-5):
+            return z, "converged", f"optimal to {opt:.2g} (trust region below xtol)", iters
+        return z, "stalled", f"stalled: trust region collapsed (optimality {opt:.2g})", iters
+    if res.status == 0:
+        return z, "iteration_limit", f"iteration limit of {o.max_iter} reached", iters
+    if res.status in (1, 4):
+        return z, "stalled", "trust-constr stopped with the constraints violated", iters
+    return z, "numerical_failure", f"trust-constr: {res.message}", iters
+
+
+# ------------------------------------------------------------------------------------------------
+# IPOPT (cyipopt)
+# ------------------------------------------------------------------------------------------------
+_IPOPT_STATUS = {
+    0: ("converged", "optimal (IPOPT: solve succeeded)"),
+    1: ("converged", "acceptable (IPOPT: solved to acceptable level)"),
+    2: ("infeasible", "infeasible (IPOPT: infeasible problem detected)"),
+    3: ("stalled", "search direction too small"),
+    4: ("numerical_failure", "iterates diverging"),
+    5: ("stalled", "user stop"),
+    6: ("converged", "feasible point found"),
+    -1: ("iteration_limit", "iteration limit reached"),
+    -2: ("numerical_failure", "restoration failed"),
+    -3: ("numerical_failure", "error in step computation"),
+    -4: ("time_limit", "time limit reached"),
+    -10: ("numerical_failure", "not enough degrees of freedom"),
+    -11: ("numerical_failure", "invalid problem definition"),
+    -12: ("numerical_failure", "invalid option"),
+    -13: ("numerical_failure", "invalid number detected"),
+}
+
+
+class _IpoptAdapter:
+    def __init__(self, nlp: NLP, tracker: _Tracker, t0: float, limit: float):
+        self.nlp, self.tracker, self.t0, self.limit = nlp, tracker, t0, limit
+        self.iters = 0
+        self.timeout = False
+        self._hrows, self._hcols = nlp.hess_pattern.rows, nlp.hess_pattern.cols
+        self._jrows, self._jcols = nlp.jac_pattern.rows, nlp.jac_pattern.cols
+        self.last_x: np.ndarray | None = None
+
+    def objective(self, x):
+        self.last_x = x
+        return self.nlp.objective(x)
+
+    def gradient(self, x):
+        return self.nlp.gradient(x)
+
+    def constraints(self, x):
+        self.last_x = x
+        return self.nlp.constraint_values(x)
+
+    def jacobianstructure(self):
+        return self._jrows, self._jcols
+
+    def jacobian(self, x):
+        return self.nlp.jacobian_values(x)
+
+    def hessianstructure(self):
+        return self._hrows, self._hcols
+
+    def hessian(self, x, lagrange, obj_factor):
+        return self.nlp.hessian_values(x, lagrange, obj_factor)
+
+    def intermediate(self, alg_mod, iter_count, obj_value, inf_pr, inf_du, mu, d_norm,
+                     regularization_size, alpha_du, alpha_pr, ls_trials):
+        self.iters = int(iter_count)
+        if self.last_x is not None and inf_pr <= self.tracker.tol:
+            self.tracker.see(self.last_x)
+        if time.perf_counter() - self.t0 > self.limit:
+            self.timeout = True
+            return False
+        return True
+
+
+def _solve_ipopt(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float):
+    import cyipopt
+
+    ad = _IpoptAdapter(nlp, tracker, t0, o.time_limit_s)
+    lb = np.where(np.isfinite(nlp.lb), nlp.lb, -INF)
+    ub = np.where(np.isfinite(nlp.ub), nlp.ub, INF)
+    cl = np.where(np.isfinite(nlp.cl), nlp.cl, -INF)
+    cu = np.where(np.isfinite(nlp.cu), nlp.cu, INF)
+    prob = cyipopt.Problem(n=nlp.n, m=nlp.m, problem_obj=ad, lb=lb, ub=ub, cl=cl, cu=cu)
+    opts = {"tol": o.tol, "constr_viol_tol": o.constraint_tol, "max_iter": int(o.max_iter),
+            "max_cpu_time": float(o.time_limit_s), "print_level": 5 if o.verbose else 0,
+            "sb": "yes", "mu_strategy": "adaptive", "bound_relax_factor": 0.0,
+            "hessian_approximation": "limited-memory" if o.hessian == "limited-memory" else "exact"}
+    if o.ipopt_scaling:
+        D, Sc, sf = scaling(nlp, z0)
+        prob.set_problem_scaling(obj_scaling=sf, x_scaling=1.0 / D, g_scaling=Sc)
+        opts["nlp_scaling_method"] = "user-scaling"
+    opts.update(o.ipopt_options)
+    for k, v in opts.items():
+        prob.add_option(k, v)
+    z, info = prob.solve(z0)
+    prob.close()
+    z = np.asarray(z, dtype=float)
+    tracker.see(z)
+    code = int(info["status"])
+    status, msg = _IPOPT_STATUS.get(code, ("numerical_failure", f"IPOPT status {code}"))
+    if ad.timeout:
+        status, msg = "time_limit", f"time limit of {o.time_limit_s:g} s reached"
+    elif code == 5:  # user stop without timeout cannot happen; keep IPOPT's word
+        status = "stalled"
+    if status == "converged" and nlp.max_violation(z) > 10.0 * o.constraint_tol:
+        status, msg = "stalled", msg + " but constraints remain violated"
+    return z, status, msg, ad.iters
+
+
+__all__ = ["solve", "presolve", "SolverOptions", "SolveResult", "BACKENDS", "STATUSES", "ipopt_available"]

@@ -1,0 +1,229 @@
+"""`python -m core solve` for the car (paper §5.2.1, §6): contract, honesty, re-simulation.
+
+The returned controls, fed to `python -m core simulate`, reproduce the returned trajectory to
+1e-8; the trajectory clears every obstacle by its margin and respects every bound; bad input
+exits 2 writing nothing; an infeasible or unfinished solve exits 3 with the reason.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.cli import run
+from core.dmoc.models.car import step_dh
+from core.dmoc.obstacles import box_distance, capsule_distance, sphere_distance
+from core.dmoc.solve import ipopt_available
+from core.lie import quaternion
+from core.vehicles import car as carlib
+
+SCENARIO = """
+[vehicle]
+type = "car"
+preset = "hatchback"
+collision_spheres = [[0.0, 0.0, 0.5, 0.9], [2.5, 0.0, 0.5, 0.9]]
+[integrator]
+steps = 30
+[time]
+duration = 8.0
+[start]
+position = [0.0, 0.0]
+heading = 0.0
+speed = 4.0
+[goal]
+position = [30.0, 4.0]
+heading = 0.0
+speed = 4.0
+[[obstacles]]
+type = "sphere"
+center = [12.0, 1.0, 0.0]
+radius = 1.5
+margin = 0.2
+[[obstacles]]
+type = "box"
+center = [22.0, 5.0, 0.5]
+half_extents = [1.5, 1.0, 0.5]
+margin = 0.2
+[[obstacles]]
+type = "capsule"
+a = [18.0, -3.0, 0.0]
+b = [18.0, -3.0, 2.0]
+radius = 0.6
+margin = 0.2
+[bounds]
+steering_angle = [-0.5, 0.5]
+speed = [0.0, 10.0]
+torque = [-1500.0, 1500.0]
+[cost]
+effort = 1.0
+[cost.input_weights]
+steering_rate = 1.0
+torque = 1e-6
+[solver]
+backend = "{backend}"
+"""
+
+
+def _solve(tmp_path: Path, text: str, *extra: str) -> tuple[int, Path]:
+    scen = tmp_path / "scenario.toml"
+    scen.write_text(text)
+    out = tmp_path / "out.json"
+    return run(["solve", str(scen), "--out", str(out), *extra]), out
+
+
+def _resimulate(tmp_path: Path, d: dict) -> dict:
+    """Run `simulate` on the returned controls (values per step) from the same start."""
+    n = len(d["controls"]["torque"])
+    dt = d["time"][1] - d["time"][0]
+    lines = ['[vehicle]', 'type = "car"', 'preset = "hatchback"', "[integrator]", f"dt = {dt!r}",
+             f"steps = {n}", "alpha = 0.5", "[initial]", "position = [0.0, 0.0]", "heading = 0.0",
+             f"wheel_rate = {4.0 / 0.30!r}"]
+    for name, vals in d["controls"].items():
+        lines += [f"[controls.{name}]", "values = [" + ", ".join(repr(float(v)) for v in vals) + "]"]
+    scen = tmp_path / "resim.toml"
+    scen.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "resim.json"
+    assert run(["simulate", str(scen), "--out", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
+def _check_solution(tmp_path: Path, d: dict) -> None:
+    stats = d["stats"]
+    for key in ("converged", "status", "message", "cost", "max_constraint_violation", "iterations",
+                "wall_time_s", "backend"):
+        assert key in stats
+    assert stats["converged"] is True and stats["status"] == "converged"
+    assert stats["max_constraint_violation"] < 1e-8
+    sim = _resimulate(tmp_path, d)
+    for key in ("position", "orientation", "linear_velocity", "angular_velocity", "heading"):
+        assert np.max(np.abs(np.asarray(sim[key]) - np.asarray(d[key]))) < 1e-8, key
+    for key in ("wheel_angle", "steering_angle"):
+        assert np.max(np.abs(np.asarray(sim["shape"][key]) - np.asarray(d["shape"][key]))) < 1e-8
+    # goal reached exactly, bounds respected
+    P = np.asarray(d["position"])
+    assert np.allclose(P[-1, :2], [30.0, 4.0], atol=1e-9)
+    assert abs(d["heading"][-1]) < 1e-9
+    assert np.all(np.abs(d["shape"]["steering_angle"]) <= 0.5 + 1e-9)
+    assert np.all(np.abs(d["controls"]["torque"]) <= 1500.0 + 1e-9)
+    assert np.all(np.abs(d["controls"]["steering_rate"]) <= 1.2 + 1e-9)
+    speed = np.asarray(d["linear_velocity"])[:, 0]
+    assert np.all(speed >= -1e-9) and np.all(speed <= 10.0 + 1e-9)
+    assert speed[-1] == pytest.approx(4.0, abs=1e-8)
+    # every collision sphere clears every obstacle by its margin (independent evaluation)
+    R = quaternion.to_matrix(np.asarray(d["orientation"]))
+    for c, r in (([0.0, 0.0, 0.5], 0.9), ([2.5, 0.0, 0.5], 0.9)):
+        pts = P + R @ np.array(c)
+        assert np.all(sphere_distance(pts, np.array([12.0, 1.0, 0.0]), 1.5)[0] - r >= 0.2 - 1e-8)
+        assert np.all(box_distance(pts, np.array([22.0, 5.0, 0.5]), np.eye(3), np.array([1.5, 1.0, 0.5]))[0]
+                      - r >= 0.2 - 1e-8)
+        assert np.all(capsule_distance(pts, np.array([18.0, -3.0, 0.0]), np.array([18.0, -3.0, 2.0]), 0.6)[0]
+                      - r >= 0.2 - 1e-8)
+
+
+def test_step_dh_matches_differences():
+    car = carlib.Car.preset("hatchback")
+    rng = np.random.default_rng(0)
+    s = np.column_stack([rng.normal(size=8), rng.uniform(-0.6, 0.6, 8), rng.normal(size=8),
+                         rng.normal(size=8), rng.normal(size=8), rng.uniform(-3e4, 3e4, 8)])
+    s[0, 5] = 0.0  # ω = 0 exactly (series branch)
+    u = np.column_stack([rng.uniform(-2000, 2000, 8), rng.uniform(-1, 1, 8)])
+    for alpha in (0.0, 0.5, 1.0):
+        h, d = 0.1, 1e-6
+        ref = (carlib.step(s, u, h + d, alpha, car) - carlib.step(s, u, h - d, alpha, car)) / (2 * d)
+        assert np.allclose(step_dh(car, s, u, h, alpha), ref, rtol=1e-6, atol=1e-6 * np.abs(ref).max())
+
+
+def test_solve_car_scipy_end_to_end(tmp_path):
+    code, out = _solve(tmp_path, SCENARIO.format(backend="scipy"))
+    d = json.loads(out.read_text())
+    assert code == 0, d["stats"]["message"]
+    assert d["vehicle"] == "car" and d["stats"]["backend"] == "scipy"
+    _check_solution(tmp_path, d)
+
+
+@pytest.mark.skipif(not ipopt_available(), reason="cyipopt not installed (scripts/install_ipopt.sh)")
+def test_solve_car_ipopt_end_to_end_and_agrees_with_scipy(tmp_path):
+    code, out = _solve(tmp_path, SCENARIO.format(backend="scipy"), "--backend", "ipopt", "--plot",
+                       str(tmp_path / "car.png"))
+    d = json.loads(out.read_text())
+    assert code == 0, d["stats"]["message"]
+    assert d["stats"]["backend"] == "ipopt"
+    assert (tmp_path / "car.png").stat().st_size > 10_000
+    _check_solution(tmp_path, d)
+    code2, out2 = _solve(tmp_path / ".." / tmp_path.name, SCENARIO.format(backend="scipy"))
+    d2 = json.loads(out2.read_text())
+    assert code2 == 0
+    assert d["stats"]["cost"] == pytest.approx(d2["stats"]["cost"], rel=1e-5)
+
+
+def test_warm_start_from_a_trajectory(tmp_path):
+    """--initial: the decision variables start at the given trajectory (here a solution, which is
+    feasible to round-off there) and the solve returns to the same optimum."""
+    from core.dmoc.constraints import assemble
+    from core.dmoc.scenario import read
+    from core.scenario import loads
+    from core.trajectory import Trajectory
+
+    code, out = _solve(tmp_path, SCENARIO.format(backend="scipy"))
+    assert code == 0
+    first = json.loads(out.read_text())
+    warm = tmp_path / "warm.json"
+    warm.write_text(out.read_text())
+    setup = read(loads(SCENARIO.format(backend="scipy")))
+    nlp = assemble(setup.model, setup.spec)
+    y = setup.model.from_trajectory(Trajectory.read_json(warm))
+    assert nlp.max_violation(nlp.reduce(y)) < 1e-8
+    code, out = _solve(tmp_path, SCENARIO.format(backend="scipy"), "--initial", str(warm))
+    d = json.loads(out.read_text())
+    assert code == 0
+    assert d["stats"]["cost"] == pytest.approx(first["stats"]["cost"], rel=1e-6)
+
+
+@pytest.mark.parametrize("edit, where", [
+    (("[goal]\n", "[goal]\nsped = 3.0\n"), "[goal] sped"),
+    (('type = "sphere"', 'type = "cone"'), "[obstacles #1] type"),
+    (("steps = 30", "steps = 1.5"), "[integrator] steps"),
+    (("duration = 8.0", "duration = -1.0"), "[time] duration"),
+    (("steering_angle = [-0.5, 0.5]", "steering_angle = [0.5, -0.5]"), "[bounds] steering_angle"),
+    (("torque = [-1500.0, 1500.0]", "torque = [-1e5, 1e5]"), "[bounds] torque"),
+    (("steering_rate = 1.0", "rudder = 1.0"), "[cost.input_weights] rudder"),
+    (('backend = "{backend}"', 'backend = "snopt"'), "[solver] backend"),
+])
+def test_bad_scenario_exits_2_and_writes_nothing(tmp_path, capsys, edit, where):
+    text = SCENARIO.replace(*edit).format(backend="scipy")
+    code, out = _solve(tmp_path, text)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert not out.exists()
+    assert where in err and len(err.strip().splitlines()) == 1
+
+
+def test_goal_inside_obstacle_is_reported_infeasible(tmp_path):
+    text = SCENARIO.format(backend="scipy").replace("center = [12.0, 1.0, 0.0]", "center = [30.0, 4.0, 0.0]")
+    code, out = _solve(tmp_path, text)
+    d = json.loads(out.read_text())
+    assert code == 3
+    assert d["stats"]["converged"] is False and d["stats"]["status"] == "infeasible"
+    assert "obstacle #1" in d["stats"]["message"] and d["stats"]["wall_time_s"] < 30
+
+
+def test_start_outside_bounds_is_reported_infeasible(tmp_path):
+    text = SCENARIO.format(backend="scipy").replace("speed = 4.0\n[goal]", "speed = 4.0\nsteering_angle = 0.55\n[goal]")
+    code, out = _solve(tmp_path, text)
+    d = json.loads(out.read_text())
+    assert code == 3 and d["stats"]["status"] == "infeasible"
+    assert "bounds" in d["stats"]["message"] and "steering_angle" in d["stats"]["message"]
+
+
+def test_iteration_limit_returns_best_iterate_marked(tmp_path):
+    text = SCENARIO.format(backend="scipy").replace('backend = "scipy"', 'backend = "scipy"\nmax_iter = 3')
+    code, out = _solve(tmp_path, text)
+    d = json.loads(out.read_text())
+    assert code == 3
+    assert d["stats"]["converged"] is False and d["stats"]["status"] == "iteration_limit"
+    assert d["stats"]["iterations"] <= 3 and d["stats"]["max_constraint_violation"] > 0
+    assert "largest violation" in d["stats"]["message"]
+    assert math.isfinite(d["stats"]["cost"])
