@@ -11,9 +11,10 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-OPERATORS = ("VEHICLE_MOTION_OT_bake", "VEHICLE_MOTION_OT_clear_bake")
+OPERATORS = ("VEHICLE_MOTION_OT_bake", "VEHICLE_MOTION_OT_clear_bake", "VEHICLE_MOTION_OT_solve_trajectory",
+             "VEHICLE_MOTION_OT_simulate", "VEHICLE_MOTION_OT_add_obstacle", "VEHICLE_MOTION_OT_add_constraint")
 PANELS = ("VEHICLE_MOTION_PT_vehicle", "VEHICLE_MOTION_PT_parts", "VEHICLE_MOTION_PT_solve",
-          "VEHICLE_MOTION_PT_bake")
+          "VEHICLE_MOTION_PT_bake", "VEHICLE_MOTION_PT_constraints", "VEHICLE_MOTION_PT_object_role")
 
 
 def _registered() -> dict[str, bool]:
