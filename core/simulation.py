@@ -19,6 +19,7 @@ SIMULATORS: dict[str, str] = {
     "snakeboard": "snakeboard",
     "helicopter": "helicopter",
     "boat": "boat",
+    "chain": "chain",
 }
 
 

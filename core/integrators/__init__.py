@@ -4,7 +4,9 @@ Variational integrators (paper §3–4, :mod:`.holonomic`, :mod:`.composition`):
 ``vi-cay``, ``vi-cay-ln``, ``vi-exp`` (exact discrete momentum), ``vi-exp-ln``,
 ``vi-exp-series`` (approximate pairings) and ``vi-cay4`` (fourth order). Baselines of the
 paper's comparison (§3.3, :mod:`.baselines`): ``rk2``, ``rk2i``, ``rk4``, ``lie-newmark``,
-``lie-euler``. Every method returns a :class:`~core.trajectory.Trajectory`.
+``lie-euler``. Lie group families of seeds 001 and 004 (:mod:`.families`): ``magnus``,
+``cg2``–``cg4``, ``cf2``–``cf4``, ``mk2``–``mk4``. Every method returns a
+:class:`~core.trajectory.Trajectory`.
 """
 from __future__ import annotations
 
@@ -19,9 +21,11 @@ from . import holonomic
 from .baselines import BASELINES
 from .common import VEHICLE_DEFAULT_METHOD, HolonomicSystem, RigidState, WrenchSpec, combine, wrench_function
 from .composition import integrate_cay4
+from .families import FAMILIES
 
 METHODS: tuple[str, ...] = ("vi-cay", "vi-cay-ln", "vi-exp", "vi-exp-ln", "vi-exp-series", "vi-cay4",
-                            "rk2", "rk2i", "rk4", "lie-newmark", "lie-euler")
+                            "rk2", "rk2i", "rk4", "lie-newmark", "lie-euler",
+                            "magnus", "cg2", "cg3", "cg4", "cf2", "cf3", "cf4", "mk2", "mk3", "mk4")
 
 
 def integrate(system: HolonomicSystem, initial: RigidState, dt: float, steps: int, method: str,
@@ -54,6 +58,8 @@ def integrate(system: HolonomicSystem, initial: RigidState, dt: float, steps: in
         traj = integrate_cay4(bare, initial, dt_f, steps_i, fn)
     elif method in holonomic.PAIRINGS:
         traj = holonomic.integrate(bare, initial, dt_f, steps_i, method, fn)
+    elif method in FAMILIES:
+        traj = FAMILIES[method](bare, initial, dt_f, steps_i, fn)
     else:
         traj = BASELINES[method](bare, initial, dt_f, steps_i, fn)
     stats = traj.stats
@@ -66,4 +72,4 @@ def integrate(system: HolonomicSystem, initial: RigidState, dt: float, steps: in
     return traj
 
 
-__all__ = ["METHODS", "integrate", "HolonomicSystem", "RigidState", "WrenchSpec", "BASELINES"]
+__all__ = ["METHODS", "integrate", "HolonomicSystem", "RigidState", "WrenchSpec", "BASELINES", "FAMILIES"]

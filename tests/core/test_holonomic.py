@@ -474,7 +474,8 @@ def test_batched_blow_up_freezes_only_that_body(method):
 
 def test_methods_contract():
     assert METHODS == ("vi-cay", "vi-cay-ln", "vi-exp", "vi-exp-ln", "vi-exp-series", "vi-cay4",
-                       "rk2", "rk2i", "rk4", "lie-newmark", "lie-euler")
+                       "rk2", "rk2i", "rk4", "lie-newmark", "lie-euler",
+                       "magnus", "cg2", "cg3", "cg4", "cf2", "cf3", "cf4", "mk2", "mk3", "mk4")
     assert abs(2 * GAMMA1 + GAMMA2 - 1) < 1e-15 and abs(2 * GAMMA1**3 + GAMMA2**3) < 1e-15
 
 
