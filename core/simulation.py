@@ -20,6 +20,7 @@ SIMULATORS: dict[str, str] = {
     "helicopter": "helicopter",
     "boat": "boat",
     "chain": "chain",
+    "tree": "tree",
 }
 
 
