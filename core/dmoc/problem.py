@@ -104,6 +104,8 @@ class Group:
     nonlinear: np.ndarray | None = None  # (L,) local variables with a nonzero Hessian row (default: all)
     hess_mask: np.ndarray | None = None  # (L, L) structural Hessian (default: nonlinear pairs sharing a row)
     hess_colors: np.ndarray | None = None  # (L,) ints: columns of one colour share no Hessian row
+    hess_jac: GroupFun | None = None  # Jacobian differenced for the Hessian (default: jac); may omit terms
+    complex_step: bool = False  # jac=None and fun is complex-safe: complex-step Jacobian (exact)
 
     def __post_init__(self) -> None:
         self.idx = np.asarray(self.idx, dtype=np.int64)
@@ -163,6 +165,8 @@ class Group:
         params = self.params if params is None else params
         if self.jac is not None:
             return np.asarray(self.jac(X, *params), dtype=float).reshape(X.shape[0], self.m, self.L)
+        if self.complex_step:
+            return cs_jacobian(self.fun, X, params, self.L, self.m)
         return fd_jacobian(lambda Xb, *pb: self.values(Xb, pb), X, params, self.L)
 
     def hessian(self, X: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -176,7 +180,11 @@ class Group:
         if not len(cols):
             return np.zeros((X.shape[0], self.L, self.L))
         colors = [cols[self.hess_colors[cols] == c] for c in np.unique(self.hess_colors[cols])]
-        return fd_hessian_colored(self.jacobian, X, self.params, lam, colors, self.hess_mask)
+        jac = self.jacobian
+        if self.hess_jac is not None:
+            hj = self.hess_jac
+            jac = lambda Xb, pb: np.asarray(hj(Xb, *pb), dtype=float).reshape(Xb.shape[0], self.m, self.L)  # noqa: E731
+        return fd_hessian_colored(jac, X, self.params, lam, colors, self.hess_mask)
 
 
 def _tile(params: tuple[np.ndarray, ...], reps: int) -> tuple[np.ndarray, ...]:
@@ -198,6 +206,22 @@ def fd_jacobian(fun: Callable[..., np.ndarray], X: np.ndarray, params: tuple[np.
     P[L + j, :, j] -= d.T
     F = np.asarray(fun(P.reshape(2 * L * K, L), *_tile(params, 2 * L)), dtype=float).reshape(2 * L, K, -1)
     return np.transpose((F[:L] - F[L:]) / (2 * d.T[:, :, None]), (1, 2, 0))  # (K, m, L)
+
+
+CS_STEP = 1e-30
+
+
+def cs_jacobian(fun: Callable[..., np.ndarray], X: np.ndarray, params: tuple[np.ndarray, ...], L: int,
+                m: int) -> np.ndarray:
+    """Complex-step Jacobian Im f(X + iε e_j)/ε over the L local coordinates, every instance at once
+    (one batched call): exact to rounding (no subtractive cancellation), same colouring as
+    :func:`fd_jacobian`. ``fun`` must be complex-analytic (no abs, no real-only casts)."""
+    K = X.shape[0]
+    P = np.repeat(X[None].astype(complex), L, axis=0)  # (L, K, L)
+    j = np.arange(L)
+    P[j, :, j] += 1j * CS_STEP
+    F = np.asarray(fun(P.reshape(L * K, L), *_tile(params, L))).reshape(L, K, m)
+    return np.transpose(F.imag / CS_STEP, (1, 2, 0))
 
 
 def fd_hessian(jac: Callable[..., np.ndarray], X: np.ndarray, params: tuple[np.ndarray, ...],
@@ -465,4 +489,5 @@ def check_finite(name: str, a: np.ndarray) -> None:
         raise VehicleMotionError(f"{name}: non-finite values")
 
 
-__all__ = ["Layout", "Group", "NLP", "Evaluation", "fd_jacobian", "fd_hessian", "fd_hessian_colored", "FD_STEP"]
+__all__ = ["Layout", "Group", "NLP", "Evaluation", "fd_jacobian", "cs_jacobian", "fd_hessian",
+           "fd_hessian_colored", "FD_STEP", "CS_STEP"]

@@ -145,9 +145,11 @@ def read_cost(root: Table, model: Model) -> CostWeights:
     return w
 
 
-def read_solver(root: Table, backend: str | None) -> SolverOptions:
+def read_solver(root: Table, backend: str | None, model: Model | None = None) -> SolverOptions:
     t = root.table("solver")
     o = SolverOptions()
+    if model is not None:
+        o.tol = getattr(model, "default_tol", o.tol)
     name = t.string("backend", "scipy", choices=BACKENDS)
     o.backend = backend or name
     o.max_iter = t.number("max_iter", o.max_iter, integer=True, low=1)
@@ -155,6 +157,7 @@ def read_solver(root: Table, backend: str | None) -> SolverOptions:
     o.constraint_tol = t.number("constraint_tol", o.constraint_tol, positive=True)
     o.time_limit_s = t.number("time_limit_s", o.time_limit_s, positive=True)
     o.hessian = t.string("hessian", o.hessian, choices=("exact", "limited-memory"))
+    o.method = t.string("method", o.method, choices=("auto", "ipm", "trust-constr"))
     t.finish()
     return o
 
@@ -174,7 +177,7 @@ def read(root: Table, backend: str | None = None) -> Setup:
         t.finish()
     spec = Spec(spheres=spheres, obstacles=read_obstacles(root), waypoints=read_waypoints(root, model),
                 cost=read_cost(root, model))
-    options = read_solver(root, backend)
+    options = read_solver(root, backend, model)
     root.finish()
     return Setup(model, spec, options)
 

@@ -54,6 +54,9 @@ class SolverOptions:
     hessian: str = "exact"             # or "limited-memory" (IPOPT only)
     ipopt_scaling: bool = True         # our variable/row scaling (else IPOPT's gradient-based)
     warm: bool = False                 # z0 is a solution-quality guess: start with a small barrier
+    feasibility_phase: bool = False    # trust-constr: least-squares restoration of feasibility first (``restore``)
+    method: str = "auto"               # scipy backend: "ipm" (core.dmoc.ipm), "trust-constr", or "auto":
+                                       # the interior point first, trust-constr from its best point if it fails
     verbose: bool = False
     ipopt_options: dict[str, Any] = field(default_factory=dict)
 
@@ -143,15 +146,23 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
     z0 = np.clip(np.asarray(z0, dtype=float), nlp.lb, nlp.ub)
     why = presolve(nlp)
     if why:
-        return _result(nlp, z0, False, "infeasible", "infeasible: " + why, 0, t0, options.backend)
+        return _result(nlp, z0, False, "infeasible", "infeasible: " + why, 0, t0, options.backend, options.tol)
     tracker = _Tracker(nlp, options.constraint_tol)
     try:
         if options.backend == "ipopt":
             if not ipopt_available():
                 raise RuntimeError("the ipopt backend needs cyipopt (scripts/install_ipopt.sh)")
             z, status, msg, iters = _solve_ipopt(nlp, z0, options, tracker, t0)
-        else:
+        elif options.method == "trust-constr":
             z, status, msg, iters = _solve_scipy(nlp, z0, options, tracker, t0)
+        else:
+            z, status, msg, iters = _solve_ipm(nlp, z0, options, tracker, t0)
+            if (options.method == "auto" and status in ("stalled", "numerical_failure")
+                    and time.perf_counter() - t0 < 0.8 * options.time_limit_s):
+                start = tracker.best[3] if tracker.best is not None else z
+                z2, status2, msg2, iters2 = _solve_scipy(nlp, start, options, tracker, t0)
+                z, iters = z2, iters + iters2
+                status, msg = status2, f"{msg2} (trust-constr after the interior point: {msg})"
     except (FloatingPointError, np.linalg.LinAlgError, ValueError, ArithmeticError) as exc:
         z, status, msg, iters = z0, "numerical_failure", f"numerical failure: {exc}", 0
     converged = status == "converged"
@@ -159,11 +170,11 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
         z = tracker.best[3]
     if not np.all(np.isfinite(z)):
         z = tracker.best[3] if tracker.best is not None else z0
-    return _result(nlp, z, converged, status, msg, iters, t0, options.backend)
+    return _result(nlp, z, converged, status, msg, iters, t0, options.backend, options.tol)
 
 
 def _result(nlp: NLP, z: np.ndarray, converged: bool, status: str, msg: str, iters: int,
-            t0: float, backend: str) -> SolveResult:
+            t0: float, backend: str, tol: float = float("nan")) -> SolveResult:
     ev = nlp.evaluate(z)
     viol = nlp.max_violation(z)
     worst, _ = nlp.worst(z)
@@ -172,7 +183,7 @@ def _result(nlp: NLP, z: np.ndarray, converged: bool, status: str, msg: str, ite
     return SolveResult(z=np.array(z, dtype=float), converged=converged, status=status, message=msg,
                        cost=float(ev.cost), max_constraint_violation=viol, iterations=int(iters),
                        wall_time_s=time.perf_counter() - t0, backend=backend, worst_group=worst,
-                       extra={"variables": nlp.n, "constraints": nlp.m,
+                       extra={"variables": nlp.n, "constraints": nlp.m, "tol": tol,
                               "jacobian_nonzeros": nlp.jac_pattern.nnz,
                               "hessian_nonzeros": nlp.hess_pattern.nnz})
 
@@ -249,6 +260,55 @@ def polish(nlp: NLP, z: np.ndarray, tol: float, D: np.ndarray | None = None, ite
     return best
 
 
+def restore(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, max_nfev: int = 200,
+            deadline: float = math.inf) -> np.ndarray:
+    """Feasibility phase: least squares of the scaled constraint violations (equalities, and
+    inequalities outside their bounds) within the variable bounds, scipy ``least_squares`` (trust
+    region reflective, sparse Jacobian, LSMR). trust-constr is slow to reach feasibility from far
+    away; from a nearly feasible point it converges much better. Returns z0 if nothing improves."""
+    import scipy.sparse as sp
+    from scipy.optimize import least_squares
+
+    lb, ub = nlp.lb / D, nlp.ub / D
+    x0 = np.clip(z0 / D, lb, ub)
+
+    def res(x):
+        if time.perf_counter() > deadline:
+            raise TimeoutError
+        c = nlp.constraint_values(D * x)
+        return Sc * np.where(c < nlp.cl, c - nlp.cl, np.where(c > nlp.cu, c - nlp.cu, 0.0))
+
+    def jac(x):
+        c = nlp.constraint_values(D * x)
+        act = ((c < nlp.cl) | (c > nlp.cu)).astype(float)
+        return (sp.diags(Sc * act) @ nlp.jacobian(D * x) @ sp.diags(D)).tocsr()
+
+    try:
+        r = least_squares(res, x0, jac=jac, bounds=(lb, ub), method="trf", tr_solver="lsmr",
+                          max_nfev=max_nfev, ftol=1e-12, xtol=1e-12, gtol=1e-12)
+    except (TimeoutError, ValueError, np.linalg.LinAlgError):
+        return z0
+    z = np.clip(D * r.x, nlp.lb, nlp.ub)
+    return z if nlp.max_violation(z) < nlp.max_violation(z0) else z0
+
+
+def _solve_ipm(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float):
+    """The scipy backend's interior-point method (core.dmoc.ipm) on the scaled problem."""
+    from .ipm import interior_point
+
+    D, Sc, sf = scaling(nlp, z0)
+    r = interior_point(nlp, z0, D, Sc, sf, tol=o.tol, constraint_tol=o.constraint_tol, max_iter=o.max_iter,
+                       deadline=t0 + o.time_limit_s, callback=tracker.see, verbose=o.verbose)
+    z = r.z
+    viol = nlp.max_violation(z)
+    if r.status == "converged" and viol > o.constraint_tol:
+        z = polish(nlp, z, o.constraint_tol, D)
+        if nlp.max_violation(z) > o.constraint_tol:
+            return z, "stalled", r.message + " but constraints remain violated", r.iterations
+    tracker.see(z)
+    return z, r.status, r.message, r.iterations
+
+
 def _solve_scipy(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float):
     """trust-constr on the scaled problem x = z / D, ĉ = Sc c, f̂ = sf f (sparse Jacobian and Hessians)."""
     import warnings
@@ -257,6 +317,8 @@ def _solve_scipy(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, 
     from scipy.optimize import Bounds, NonlinearConstraint, minimize
 
     D, Sc, sf = scaling(nlp, z0)
+    if o.feasibility_phase and nlp.m and nlp.max_violation(z0) > 1e-6 and not o.warm:
+        z0 = restore(nlp, z0, D, Sc, deadline=t0 + 0.25 * o.time_limit_s)
     Dm, Scm = sp.diags(D), sp.diags(Sc)
     state = {"iters": 0, "timeout": False}
 

@@ -225,5 +225,5 @@ def test_iteration_limit_returns_best_iterate_marked(tmp_path):
     assert code == 3
     assert d["stats"]["converged"] is False and d["stats"]["status"] == "iteration_limit"
     assert d["stats"]["iterations"] <= 3 and d["stats"]["max_constraint_violation"] > 0
-    assert "largest violation" in d["stats"]["message"]
+    assert "iteration limit" in d["stats"]["message"]
     assert math.isfinite(d["stats"]["cost"])

@@ -117,6 +117,35 @@ yaw = 1e-4
 pitch_tilt = 100.0
 roll_tilt = 100.0
 """
+BOAT = """
+[vehicle]
+type = "boat"
+wind = [1.0, -5.0, 0.0]
+current = [0.3, 0.2, 0.0]
+collision_spheres = [[1.0, 0.0, 0.0, 1.2], [-1.0, 0.3, 0.0, 1.2]]
+[integrator]
+steps = 4
+[time]
+min = 6.0
+max = 10.0
+[start]
+position = [0.0, 0.0, 0.084]
+velocity = [0.5, 0.1, 0.0]
+[goal]
+position = [5.0, 2.0, 0.084]
+heading = 0.3
+velocity = [0.0, 0.0, 0.0]
+[[obstacles]]
+type = "sphere"
+center = [3.0, 2.0, 0.0]
+radius = 0.5
+[bounds]
+speed = [0.0, 3.0]
+[cost]
+effort = 1e-6
+duration = 1.0
+smoothness = 1e-6
+"""
 IDENTITY = "[1.0, 0.0, 0.0, 0.0]"
 TURNED = "[0.052335956242943966, 0.0, 0.19968597374908592, 0.9784612713705209]"  # 174° about (0, .2, .98)
 
@@ -125,7 +154,8 @@ SCENARIOS = {"car": CAR.format(alpha=0.5), "car-alpha0": CAR.format(alpha=0.0),
              "helicopter-cay": HELICOPTER.format(method="vi-cay", q0=IDENTITY),
              "helicopter-cay-turned": HELICOPTER.format(method="vi-cay", q0=TURNED),
              "helicopter-exp": HELICOPTER.format(method="vi-exp", q0=TURNED),
-             "helicopter-cay-ln": HELICOPTER.format(method="vi-cay-ln", q0=IDENTITY)}
+             "helicopter-cay-ln": HELICOPTER.format(method="vi-cay-ln", q0=IDENTITY),
+             "boat": BOAT}
 # rotation charts far from their centre (|ρ| up to ~3, i.e. rotations of ~110°) and near it
 LARGE_CHART = {"helicopter-cay-turned", "helicopter-exp"}
 
@@ -139,7 +169,8 @@ def _problem(name: str, seed: int = 0, large: bool = False):
     if setup.model.se3:
         rho = nlp.freepos[setup.model.rho.ravel()]
         rho = rho[rho >= 0]
-        z[rho] = rng.normal(scale=1.5 if (large or name in LARGE_CHART) else 1e-3, size=len(rho))
+        scale = 1.5 if (large or name in LARGE_CHART) else 1e-3
+        z[rho] = rng.normal(scale=0.05 if name == "boat" else scale, size=len(rho))  # a boat stays afloat
     z = np.clip(z, nlp.lb, nlp.ub)
     return nlp, z
 
@@ -172,15 +203,18 @@ def test_declared_sparsity_equals_computed(name):
     nlp, z = _problem(name, seed=1, large=True)  # a generic point: no accidental zeros
     Jd = dense_jacobian(lambda x: nlp.constraint_values(x), z)
     # a structural zero differences to 0, or to rounding noise where it is a product that cancels
-    # exactly in real arithmetic (m v × h v): keep what is above 1e-9 of the row
+    # exactly in real arithmetic (m v × h v; the boat's translation-invariant wrench): keep what is above
+    # 1e-8 of the row
     rowmax = np.maximum(1.0, np.abs(Jd).max(axis=1, keepdims=True))
-    computed = set(zip(*np.nonzero(np.abs(Jd) > 1e-9 * rowmax)))
+    computed = set(zip(*np.nonzero(np.abs(Jd) > 1e-8 * rowmax)))
     declared = set(zip(nlp.jac_pattern.rows.tolist(), nlp.jac_pattern.cols.tolist()))
     assert computed == declared
     assert nlp.jac_pattern.nnz < 0.2 * nlp.m * nlp.n  # block-banded, not dense
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+# The boat's Hessian leaves out the second derivatives of its hull wrench by design
+# (core/dmoc/models/boat.py); everything else is compared exactly.
+@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - {"boat"}))
 def test_hessian_matches_differences_of_lagrangian_gradient(name):
     nlp, z = _problem(name, seed=2)
     rng = np.random.default_rng(3)

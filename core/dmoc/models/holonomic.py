@@ -119,6 +119,7 @@ class HolonomicModel(Model):
         self.start_R = np.eye(3)
         self.goal_R: np.ndarray | None = None
         self._goal_speed: float | None = None
+        self._goal_heading: float | None = None
 
     # -- vehicle-specific -----------------------------------------------------------------------
     ext_depends = (True, False, False)   # does E depend on the rotation, the position, ξ_prev?
@@ -156,6 +157,22 @@ class HolonomicModel(Model):
                 e[j] = d
                 Exi[:, :, j] = (self.external_wrench(R, x, xi + e) - self.external_wrench(R, x, xi - e)) / (2 * d)
         return E, Es, Ex, Exi
+
+    # Whether the Lagrangian Hessian includes the second derivatives of E. A vehicle whose external
+    # wrench is expensive (the boat clips its hull mesh) sets False: the Hessian then omits them
+    # (the Jacobian stays exact); documented where it is used.
+    exact_external_hessian = True
+
+    def _ext_jac(self, R, x, xi, frozen: bool):
+        if frozen:
+            B = R.shape[0]
+            return np.zeros((B, 6)), np.zeros((B, 6, 3)), np.zeros((B, 6, 3)), np.zeros((B, 6, 6))
+        return self.external_wrench_jacobian(R, x, xi)
+
+    def _hess_jac(self, jac):
+        if self.exact_external_hessian:
+            return None
+        return lambda X, *p: jac(X, *p, frozen=True)
 
     # -- indices and the chart ---------------------------------------------------------------------
     @property
@@ -283,13 +300,13 @@ class HolonomicModel(Model):
                 out[sel] = hol.momentum_map(self.method, hv, X[sel, :6], I6)
             return out - I6 * x0 - 0.5 * h[:, None] * (Bu + E)
 
-        def jac(X, Rr, x0):
+        def jac(X, Rr, x0, frozen=False):
             h = X[:, L - 1] / N
             B = X.shape[0]
             J = np.zeros((B, 6, L))
             R = chart(Rr, X[:, 6 + nu:9 + nu])
             Bu, dBu = self.control_wrench(X[:, 6:6 + nu])
-            E, Es, Ex, _ = self.external_wrench_jacobian(R, X[:, 9 + nu:12 + nu], x0)
+            E, Es, Ex, _ = self._ext_jac(R, X[:, 9 + nu:12 + nu], x0, frozen)
             dh = np.empty((B, 6))
             for hv, sel in self._h_groups(h):
                 J[sel, :, :6] = hol.momentum_map_jacobian(self.method, hv, X[sel, :6], I6)
@@ -309,7 +326,7 @@ class HolonomicModel(Model):
         mask[:, L - 1] = True
         params = (self.Rref[:1], self.xi_start[None, :])
         return Group("dynamics: start (eq. 10, k = 0)", idx, fun, mask, jac=jac, params=params,
-                     labels=["step 0"])
+                     hess_jac=self._hess_jac(jac), labels=["step 0"])
 
     def _momentum_group(self) -> Group:
         """k = 1…N−1; local (ξ_{k−1}, ξ_k, u_{k−1}, u_k, ρ_k, x_k, T)."""
@@ -331,7 +348,7 @@ class HolonomicModel(Model):
             E = self.external_wrench(R, X[:, a_x:L - 1], X[:, 0:6])
             return out - 0.5 * h[:, None] * (B0 + B1) - h[:, None] * E
 
-        def jac(X, Rr):
+        def jac(X, Rr, frozen=False):
             h = X[:, L - 1] / N
             B = X.shape[0]
             J = np.zeros((B, 6, L))
@@ -345,7 +362,7 @@ class HolonomicModel(Model):
             B0, dB0 = self.control_wrench(X[:, a_u0:a_u1])
             B1, dB1 = self.control_wrench(X[:, a_u1:a_r])
             R = chart(Rr, X[:, a_r:a_x])
-            E, Es, Ex, Exi = self.external_wrench_jacobian(R, X[:, a_x:L - 1], X[:, 0:6])
+            E, Es, Ex, Exi = self._ext_jac(R, X[:, a_x:L - 1], X[:, 0:6], frozen)
             hh = h[:, None, None]
             J[:, :, 0:6] -= hh * Exi
             J[:, :, a_u0:a_u1] = -0.5 * hh * dB0
@@ -356,7 +373,7 @@ class HolonomicModel(Model):
             return J
 
         mask = np.zeros((6, L), dtype=bool)
-        mask[:, 0:6] = self.mm_mask | np.full((6, 6), bool(self.ext_depends[2]))
+        mask[:, 0:6] = self.mm_mask | self.ext_xi_mask
         mask[:, 6:12] = self.mm_mask
         mask[:, a_u0:a_u1] = self.control_mask
         mask[:, a_u1:a_r] = self.control_mask
@@ -376,7 +393,8 @@ class HolonomicModel(Model):
             blocks.append(np.concatenate(rot))
         hmask, colors = block_hessian(L, blocks, L - 1)
         return Group("dynamics: momentum (eq. 10)", idx, fun, mask, jac=jac, params=(self.Rref[ks],),
-                     hess_mask=hmask, hess_colors=colors, labels=[f"step {k}" for k in ks])
+                     hess_mask=hmask, hess_colors=colors, hess_jac=self._hess_jac(jac),
+                     labels=[f"step {k}" for k in ks])
 
     ext_rot_rows = (True,) * 6   # which wrench rows E moves with the rotation (gravity: forces only)
 
@@ -396,6 +414,11 @@ class HolonomicModel(Model):
         if self.method in _MM_LN and np.all(self.inertia[3:] == self.inertia[3]):
             m[:3, 3:] = False
         return m
+
+    @property
+    def ext_xi_mask(self) -> np.ndarray:
+        """Structural nonzeros of ∂E/∂ξ_prev (6, 6)."""
+        return np.full((6, 6), bool(self.ext_depends[2]))
 
     @property
     def ext_pos_mask(self) -> np.ndarray:
@@ -424,11 +447,11 @@ class HolonomicModel(Model):
         target = np.concatenate([angular_body if angular_body is not None else np.zeros(3),
                                  linear_world if linear_world is not None else np.zeros(3)])
 
-        def node(X, Rr):
+        def node(X, Rr, frozen=False):
             h = X[:, L - 1] / N
             R = chart(Rr, X[:, 6 + nu:9 + nu])
             Bu, dBu = self.control_wrench(X[:, 6:6 + nu])
-            E, Es, Ex, Exi = self.external_wrench_jacobian(R, X[:, 9 + nu:12 + nu], X[:, :6])
+            E, Es, Ex, Exi = self._ext_jac(R, X[:, 9 + nu:12 + nu], X[:, :6], frozen)
             m = np.empty((X.shape[0], 6))
             Jm = np.zeros((X.shape[0], 6, L))
             dh = np.empty((X.shape[0], 6))
@@ -452,8 +475,8 @@ class HolonomicModel(Model):
             v = np.einsum("bij,bj->bi", R, m[:, 3:] / I6[3:])
             return np.concatenate([w, v], axis=1)[:, rows]
 
-        def jac(X, Rr):
-            R, m, Jm = node(X, Rr)
+        def jac(X, Rr, frozen=False):
+            R, m, Jm = node(X, Rr, frozen)
             J = np.zeros((X.shape[0], 6, L))
             J[:, :3] = Jm[:, :3] / I6[:3, None]
             vb = m[:, 3:] / I6[3:]
@@ -462,7 +485,7 @@ class HolonomicModel(Model):
             return J[:, rows]
 
         mask = np.ones((6, L), dtype=bool)
-        mm = self.mm_mask | np.full((6, 6), bool(self.ext_depends[2]))
+        mm = self.mm_mask | self.ext_xi_mask
         mask[:3, :6] = mm[:3]
         mask[:3, 6:6 + nu] = self.control_mask[:3]
         mask[3:, 6:6 + nu] = np.any(self.control_mask[3:], axis=0)  # R_N mixes the force rows
@@ -471,7 +494,7 @@ class HolonomicModel(Model):
         mask[3:, 9 + nu:12 + nu] = np.any(self.ext_pos_mask[3:])
         mask = mask[rows]
         return Group("goal: velocity", idx, fun, mask, jac=jac, params=(self.Rref[N:N + 1],),
-                     lower=target[rows], upper=target[rows], labels=[f"node {N}"])
+                     lower=target[rows], upper=target[rows], hess_jac=self._hess_jac(jac), labels=[f"node {N}"])
 
     def speed_group(self, vmax: float) -> Group:
         """|v_k|² ≤ v_max² for the body linear velocity of every step."""
@@ -528,7 +551,8 @@ class HolonomicModel(Model):
             self.base[self.rho[N]] = 0.0
             self.fixed[self.rho[N]] = True
         elif t.has("heading"):
-            self.extra_groups.append(self.heading_group(N, t.number("heading"), "goal"))
+            self._goal_heading = t.number("heading")
+            self.extra_groups.append(self.heading_group(N, self._goal_heading, "goal"))
         v = t.vector("velocity", 3) if t.has("velocity") else None
         w = t.vector("angular_velocity", 3) if t.has("angular_velocity") else None
         if v is not None or w is not None:
@@ -562,10 +586,15 @@ class HolonomicModel(Model):
         return np.zeros(len(self.inputs))
 
     def _orientations_along(self, n: int) -> np.ndarray:
+        """Start → goal orientation along the exponential (a goal heading turns the start about z)."""
         R0 = self.start_R
-        if self.goal_R is None:
+        goal = self.goal_R
+        if goal is None and self._goal_heading is not None:
+            yaw0 = np.arctan2(R0[1, 0], R0[0, 0])
+            goal = so3.exp(np.array([0.0, 0.0, (self._goal_heading - yaw0 + np.pi) % (2 * np.pi) - np.pi])) @ R0
+        if goal is None:
             return np.repeat(R0[None], n, axis=0)
-        w = so3.log(R0.T @ self.goal_R)
+        w = so3.log(R0.T @ goal)
         s = np.linspace(0.0, 1.0, n)[:, None]
         return R0 @ so3.exp(s * w)
 

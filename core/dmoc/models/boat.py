@@ -1,0 +1,142 @@
+"""The boat (paper §4.3.2, eq. 15) as DMOC residuals: the holonomic VI with thrusters, buoyancy,
+hydrodynamics and wind from ``core.vehicles.boat``.
+
+Control wrench B(u) = F u with F the thruster matrix [(c_i × d_i, d_i)] (constant: ∂B/∂u = F).
+External wrench E(g, ξ) = gravity + buoyancy + hydrodynamic drag + wind of the vehicle module
+(``Boat.external_wrench``: the hull mesh clipped by the water surface). Its Jacobian is by central
+differences: in the body rotation increment and the position (each clips the hull again) and in
+the velocity ξ (drag and wind only; the clipped hull of the unperturbed pose is reused, since the
+clipping depends on the pose alone). Its second derivatives are *not* in the Lagrangian Hessian:
+differencing them would clip the hull ~25 times per step and iteration; the rest of the Hessian
+(the momentum maps, the pose equations, obstacles, costs) stays exact.
+
+Step size: the hull's heave, roll and pitch are stiff (heave period ≈ 0.7 s for the default
+800 kg RIB); the explicit-in-force VI is stable for h ≲ 0.1 s (h = 0.25 s already diverges
+under thrust), so boat problems need h = T/N ≤ 0.1 s.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...lie import so3
+from ...lie.so3 import exp as so3_exp
+from ...scenario import Table
+from ...trajectory import Trajectory
+from ...vehicles import boat as boatlib
+from ...vehicles.hull import clip
+from . import MAX_STEPS
+from .holonomic import HolonomicModel
+
+FD = 1e-6
+
+
+class BoatModel(HolonomicModel):
+    vehicle = "boat"
+    shape = ()
+    default_collision_radius = 3.0
+    ext_depends = (True, True, True)
+    exact_external_hessian = False
+    # The difference Jacobian of the clipped-hull wrench (piecewise smooth: patches switch at the
+    # waterline) limits the attainable dual accuracy to ~1e-6 (scaled): the default optimality
+    # tolerance is 1e-5 (constraint feasibility is still 1e-9). [solver] tol overrides it.
+    default_tol = 1e-5
+
+    def __init__(self, boat: boatlib.Boat, steps: int, method: str = "vi-cay"):
+        self.boat = boat
+        self.inputs = boat.input_names
+        self.F = boat.control_matrix                                    # (6, n)
+        self.control_mask = self.F != 0.0
+        super().__init__(boat.inertia6, steps, method)
+
+    def _probe(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Sparsity of ∂E/∂(s, x, ξ), declared from the vehicle module's wrench itself: the union of the
+        nonzeros of its difference Jacobian at a few random afloat states (its structure depends on the
+        damping matrix, the current field and the surface, which the module owns). Cached."""
+        if getattr(self, "_ext_masks", None) is None:
+            rng = np.random.default_rng(12345)
+            k = 4
+            z0 = self.boat.float_height()
+            R = np.stack([so3_exp(rng.normal(scale=0.05, size=3)) for _ in range(k)])
+            x = np.column_stack([rng.normal(scale=3.0, size=(k, 2)), z0 + rng.normal(scale=0.02, size=k)])
+            xi = rng.normal(scale=0.5, size=(k, 6))
+            _, Es, Ex, Exi = self.external_wrench_jacobian(R, x, xi)
+            tol = 1e-9 * max(1.0, float(np.max(np.abs(np.concatenate([Es, Ex], axis=2)))))
+            self._ext_masks = tuple(np.any(np.abs(a) > tol, axis=0) for a in (Es, Ex, Exi))
+        return self._ext_masks
+
+    @property
+    def ext_rot_mask(self) -> np.ndarray:
+        return self._probe()[0]
+
+    @property
+    def ext_pos_mask(self) -> np.ndarray:
+        return self._probe()[1]
+
+    @property
+    def ext_xi_mask(self) -> np.ndarray:
+        return self._probe()[2]
+
+    def control_wrench(self, U):
+        return U @ self.F.T, np.broadcast_to(self.F, (U.shape[0],) + self.F.shape)
+
+    def external_wrench(self, R, x, xi):
+        return self.boat.external_wrench(R, x, xi)
+
+    def _parts(self, R, x, xi):
+        """(gravity + buoyancy, drag + wind as a function of ξ) with the hull clipped once."""
+        b = self.boat
+        cut = clip(b.hull, R, x, b.surface)
+        lead = np.shape(cut.volume)
+
+        def flat(a):
+            return a.reshape(lead + (-1,) + a.shape[len(lead) + 2:])
+
+        sub = (flat(cut.submerged_position), flat(cut.submerged_normal), flat(cut.submerged_area))
+        emr = (flat(cut.emerged_position), flat(cut.emerged_normal), flat(cut.emerged_area))
+        static = b.buoyancy(R, x, cut.volume, cut.centroid)
+
+        def moving(v):
+            return b.hydrodynamics(R, x, v, *sub) + b.wind_wrench(R, v, *emr)
+
+        return static, moving
+
+    def external_wrench_jacobian(self, R, x, xi):
+        static, moving = self._parts(R, x, xi)
+        E = static + moving(xi)
+        B = R.shape[0]
+        Es, Ex, Exi = np.empty((B, 6, 3)), np.empty((B, 6, 3)), np.empty((B, 6, 6))
+        for j in range(3):
+            e = np.zeros(3)
+            e[j] = FD
+            Es[:, :, j] = (self.external_wrench(R @ so3.cay(e), x, xi)
+                           - self.external_wrench(R @ so3.cay(-e), x, xi)) / (2 * FD)
+            Ex[:, :, j] = (self.external_wrench(R, x + e, xi) - self.external_wrench(R, x - e, xi)) / (2 * FD)
+        for j in range(6):
+            e = np.zeros(6)
+            e[j] = FD
+            Exi[:, :, j] = (moving(xi + e) - moving(xi - e)) / (2 * FD)
+        return E, Es, Ex, Exi
+
+    def input_limits(self):
+        m = self.boat.max_thrust
+        return {name: (-m, m) for name in self.inputs}
+
+    def trajectory(self, y: np.ndarray) -> Trajectory:
+        """As ``Boat.simulate``: no shape, the thrusts per step."""
+        traj = super().trajectory(y)
+        traj.shape = {}
+        return traj
+
+
+def read_model(root: Table, vehicle: Table) -> BoatModel:
+    from ...scenario.boat import read_boat
+
+    boat = read_boat(vehicle)
+    t = root.table("integrator", required=True)
+    method = t.string("method", "vi-cay", choices=BoatModel.methods)
+    steps = t.number("steps", integer=True, low=2, high=MAX_STEPS)
+    t.finish()
+    return BoatModel(boat, steps, method)
+
+
+__all__ = ["BoatModel", "read_model"]
