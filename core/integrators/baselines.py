@@ -19,9 +19,17 @@ integrators. All run on the continuous forced Euler–Poincaré equations, paper
 - ``lie-euler``: explicit Lie–Euler of seed 003: ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k),
   g_{k+1} = g_k exp(h ξ_k).
 
-Wrench: f_k = f(k, R_k, x_k, ξ_k) (``system.wrench`` plus the per-call one) is evaluated once
-per step at node k and held, as a body wrench, over [t_k, t_{k+1}] (zero-order hold) by every
-method, so all of them and :func:`.euler_poincare.reference` integrate the same ODE.
+Wrench: f(k, R, x, ξ) (``system.wrench`` plus the per-call one) is a body wrench evaluated at
+every stage state of step k with that step's index k: k selects the step's control inputs
+(held over [t_k, t_{k+1}]; a wrench array (steps, ..., 6) is zero-order held), while a state
+dependence (gravity Rᵀ(0, 0, −mg), buoyancy, drag) is evaluated where the method evaluates
+the right-hand side. So every method, and :func:`.euler_poincare.reference`, integrates the ODE
+𝕀ξ̇ = ad_ξᵀ𝕀ξ + f(k, R(t), x(t), ξ(t)) on [t_k, t_{k+1}], and keeps its order with a
+state-dependent wrench (holding f(k, R_k, x_k, ξ_k) over the step, as this module once did,
+makes RK4 first order). Per method: rk2, rk4 at each of their stages (quaternion renormalised
+first); rk2i at the midpoint stage (q_{k+½}, x_{k+½}, ξ_{k+½}), a fixed point on f around its
+Newton solve; lie-euler at node k; lie-newmark f at node k for the Newmark increment and the
+first half kick, f at the new pose (with the transported momentum) for the second.
 
 Blow-up: a body whose state turns non-finite, whose |ξ| exceeds 1e8, or (rk2i) whose Newton
 solve does not converge in ``NEWTON_MAX_ITER`` iterations is stopped at its last good node; no NaN ever reaches the output. With batch shape () the Trajectory is truncated to
@@ -74,19 +82,26 @@ def _renormalized(y: Array) -> Array:
     return out
 
 
-def _rk2_step(y: Array, f: Array | None, h: float, inertia: Array):
+# The step functions take the wrench as ``fw``: None, or fw(y_stage) → body wrench (..., 6)
+# at a packed stage state (the driver binds the step index k; see the module docstring).
+
+def _stage_rates(y: Array, fw, inertia: Array) -> Array:
+    return _rates(y, None if fw is None else fw(y), inertia)
+
+
+def _rk2_step(y: Array, fw, h: float, inertia: Array):
     """Explicit midpoint: y_{k+½} = y_k + (h/2) F(y_k), y_{k+1} = y_k + h F(y_{k+½})."""
-    k1 = _rates(y, f, inertia)
-    k2 = _rates(_renormalized(y + (0.5 * h) * k1), f, inertia)
+    k1 = _stage_rates(y, fw, inertia)
+    k2 = _stage_rates(_renormalized(y + (0.5 * h) * k1), fw, inertia)
     return _renormalized(y + h * k2), 0
 
 
-def _rk4_step(y: Array, f: Array | None, h: float, inertia: Array):
+def _rk4_step(y: Array, fw, h: float, inertia: Array):
     """Classical RK4 on (q, x, ξ), stage quaternions renormalised before each evaluation."""
-    k1 = _rates(y, f, inertia)
-    k2 = _rates(_renormalized(y + (0.5 * h) * k1), f, inertia)
-    k3 = _rates(_renormalized(y + (0.5 * h) * k2), f, inertia)
-    k4 = _rates(_renormalized(y + h * k3), f, inertia)
+    k1 = _stage_rates(y, fw, inertia)
+    k2 = _stage_rates(_renormalized(y + (0.5 * h) * k1), fw, inertia)
+    k3 = _stage_rates(_renormalized(y + (0.5 * h) * k2), fw, inertia)
+    k4 = _stage_rates(_renormalized(y + h * k3), fw, inertia)
     return _renormalized(y + (h / 6.0) * (k1 + 2.0 * (k2 + k3) + k4)), 0
 
 
@@ -121,13 +136,37 @@ def implicit_midpoint_velocity(inertia: Array, xi: Array, f: Array | None, h: fl
     return xm, iters, ~active
 
 
-def _rk2i_step(y: Array, f: Array | None, h: float, inertia: Array):
+def _rk2i_step(y: Array, fw, h: float, inertia: Array):
     """Implicit midpoint on ξ (Newton), then explicit-midpoint reconstruction of (q, x) with
-    ξ_k at the first stage and ξ_{k+½} at the midpoint stage."""
+    ξ_k at the first stage and ξ_{k+½} at the midpoint stage.
+
+    The wrench is taken at the midpoint stage (q_{k+½}, x_{k+½}, ξ_{k+½}), the pose from the
+    explicit half step: ξ_{k+½} = ξ_k + (h/2) F(ξ_{k+½}, f(q_{k+½}, x_{k+½}, ξ_{k+½})), solved by
+    Newton with f frozen inside a fixed-point iteration on f (one pass when f does not depend
+    on ξ)."""
     q, x, xi = y[..., :4], y[..., 4:7], y[..., 7:]
-    xm, iters, converged = implicit_midpoint_velocity(inertia, xi, f, h)
-    # ẋ = R(q) v does not depend on x, so only the midpoint quaternion is needed.
     qh = _normalize(q + 0.5 * h * quaternion_rate(q, xi[..., :3]))
+    if fw is None:
+        xm, iters, converged = implicit_midpoint_velocity(inertia, xi, None, h)
+    else:
+        xh = x + 0.5 * h * rotate_by_quaternion(q, xi[..., 3:])
+
+        def at(v):
+            return fw(np.concatenate([qh, xh, v], axis=-1))
+
+        f = at(xi + 0.5 * h * velocity_rate(inertia, xi, at(xi)))
+        iters = 0
+        for _ in range(NEWTON_MAX_ITER):
+            xm, it, converged = implicit_midpoint_velocity(inertia, xi, f, h)
+            iters = iters + it
+            f_new = at(xm)
+            settled = np.abs(f_new - f) <= NEWTON_TOL * (1.0 + np.abs(f))
+            if np.all(settled | ~np.isfinite(f_new)):
+                break
+            f = f_new
+        else:
+            converged = converged & np.all(settled, axis=-1)
+    # ẋ = R(q) v does not depend on x, so only the midpoint quaternion is needed.
     q_new = _normalize(q + h * quaternion_rate(qh, xm[..., :3]))
     x_new = x + h * rotate_by_quaternion(qh, xm[..., 3:])
     y_new = np.concatenate([q_new, x_new, 2.0 * xm - xi], axis=-1)
@@ -144,9 +183,10 @@ def _pack_lie(R: Array, x: Array, u: Array) -> Array:
     return np.concatenate([R.reshape(R.shape[:-2] + (9,)), x, u], axis=-1)
 
 
-def _lie_euler_step(y: Array, f: Array | None, h: float, inertia: Array):
-    """Seed 003: g_{k+1} = g_k exp(h ξ_k), ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k)."""
+def _lie_euler_step(y: Array, fw, h: float, inertia: Array):
+    """Seed 003: g_{k+1} = g_k exp(h ξ_k), ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k), f_k at node k."""
     R, x, xi = y[..., :9].reshape(y.shape[:-1] + (3, 3)), y[..., 9:12], y[..., 12:]
+    f = None if fw is None else fw(y)
     E, t = _se3_increment(h * xi)
     return _pack_lie(R @ E, x + rotate(R, t), xi + h * velocity_rate(inertia, xi, f)), 0
 
@@ -160,17 +200,19 @@ def lie_newmark_transport(E: Array, y: Array, mu: Array) -> Array:
     return np.concatenate([rotate(Et, mw - cross(y, mv)), rotate(Et, mv)], axis=-1)
 
 
-def _lie_newmark_step(y: Array, f: Array | None, h: float, inertia: Array):
-    """One step of :func:`lie_newmark` on y = (R, x, μ)."""
+def _lie_newmark_step(y: Array, fw, h: float, inertia: Array):
+    """One step of :func:`lie_newmark` on y = (R, x, μ): the first kick and the Newmark increment
+    with f at node k, the second kick with f at the new pose and the transported momentum."""
     R, x, mu = y[..., :9].reshape(y.shape[:-1] + (3, 3)), y[..., 9:12], y[..., 12:]
+    f = None if fw is None else fw(y)
     xi = mu / inertia
     theta = h * xi + (0.5 * h * h) * velocity_rate(inertia, xi, f)
     E, t = _se3_increment(theta)
     kicked = mu if f is None else mu + 0.5 * h * f
-    mu_new = lie_newmark_transport(E, t, kicked)
-    if f is not None:
-        mu_new = mu_new + 0.5 * h * f
-    return _pack_lie(R @ E, x + rotate(R, t), mu_new), 0
+    y_new = _pack_lie(R @ E, x + rotate(R, t), lie_newmark_transport(E, t, kicked))
+    if fw is not None:
+        y_new[..., 12:] += 0.5 * h * fw(y_new)
+    return y_new, 0
 
 
 # --- the same steps on Python floats (one body) ------------------------------------------------
@@ -215,17 +257,21 @@ def _axpy_unit_s(y, a, k):
     return z
 
 
-def _rk2_step_s(y, f, h, c):
-    k1 = _rates_s(y, f, c)
-    k2 = _rates_s(_axpy_unit_s(y, 0.5 * h, k1), f, c)
+def _stage_rates_s(y, fw, c):
+    return _rates_s(y, None if fw is None else fw(y), c)
+
+
+def _rk2_step_s(y, fw, h, c):
+    k1 = _stage_rates_s(y, fw, c)
+    k2 = _stage_rates_s(_axpy_unit_s(y, 0.5 * h, k1), fw, c)
     return _axpy_unit_s(y, h, k2), 0
 
 
-def _rk4_step_s(y, f, h, c):
-    k1 = _rates_s(y, f, c)
-    k2 = _rates_s(_axpy_unit_s(y, 0.5 * h, k1), f, c)
-    k3 = _rates_s(_axpy_unit_s(y, 0.5 * h, k2), f, c)
-    k4 = _rates_s(_axpy_unit_s(y, h, k3), f, c)
+def _rk4_step_s(y, fw, h, c):
+    k1 = _stage_rates_s(y, fw, c)
+    k2 = _stage_rates_s(_axpy_unit_s(y, 0.5 * h, k1), fw, c)
+    k3 = _stage_rates_s(_axpy_unit_s(y, 0.5 * h, k2), fw, c)
+    k4 = _stage_rates_s(_axpy_unit_s(y, h, k3), fw, c)
     return _axpy_unit_s(y, h / 6.0, [a + 2.0 * (b + d) + e for a, b, d, e in zip(k1, k2, k3, k4)]), 0
 
 
@@ -348,19 +394,35 @@ def _midpoint_general_s(xi, f, h, c):
     return xm, iters
 
 
-def _rk2i_step_s(y, f, h, c):
+def _rk2i_step_s(y, fw, h, c):
+    """Float version of :func:`_rk2i_step` (the same fixed point on the midpoint wrench)."""
     xi = y[7:]
     hh = 0.5 * h
-    if c[3] == c[4] == c[5]:
-        xm, iters = _midpoint_isotropic_s(xi, f, h, c)
-    else:
-        xm, iters = _midpoint_general_s(xi, f, h, c)
+    solve = _midpoint_isotropic_s if c[3] == c[4] == c[5] else _midpoint_general_s
     q0, q1, q2, q3 = y[0], y[1], y[2], y[3]
     w1, w2, w3 = xi[0], xi[1], xi[2]
     qh = [q0 - hh * 0.5 * (q1 * w1 + q2 * w2 + q3 * w3), q1 + hh * 0.5 * (q0 * w1 + q2 * w3 - q3 * w2),
           q2 + hh * 0.5 * (q0 * w2 + q3 * w1 - q1 * w3), q3 + hh * 0.5 * (q0 * w3 + q1 * w2 - q2 * w1)]
     s = 1.0 / sqrt(sum(a * a for a in qh))
     qh = [a * s for a in qh]
+    if fw is None:
+        xm, iters = solve(xi, None, h, c)
+    else:
+        xh = list(y[4:7])
+        v_world = _rates_s(y, None, c)[4:7]              # R(q) v_k
+        xh = [a + hh * b for a, b in zip(xh, v_world)]
+        at = lambda v: fw(qh + xh + list(v))  # noqa: E731
+        f = at([a + hh * b for a, b in zip(xi, _velocity_rate_s(xi, at(xi), c))])
+        iters = 0
+        for _ in range(NEWTON_MAX_ITER):
+            xm, it = solve(xi, f, h, c)
+            iters += it
+            f_new = at(xm)
+            if all(abs(a - b) <= NEWTON_TOL * (1.0 + abs(b)) for a, b in zip(f_new, f)):
+                break
+            f = f_new
+        else:
+            raise FloatingPointError("rk2i: the midpoint wrench did not settle")
     mid = _rates_s(qh + [0.0, 0.0, 0.0] + xm, None, c)
     z = [a + h * b for a, b in zip(y[:7], mid[:7])]
     s = 1.0 / sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2] + z[3] * z[3])
@@ -416,14 +478,16 @@ def _compose_s(y, E, t):
     return R + x
 
 
-def _lie_euler_step_s(y, f, h, c):
+def _lie_euler_step_s(y, fw, h, c):
     xi = y[12:]
+    f = None if fw is None else fw(y)
     E, t = _se3_increment_s([h * a for a in xi])
     return _compose_s(y, E, t) + [a + h * b for a, b in zip(xi, _velocity_rate_s(xi, f, c))], 0
 
 
-def _lie_newmark_step_s(y, f, h, c):
+def _lie_newmark_step_s(y, fw, h, c):
     mu = y[12:]
+    f = None if fw is None else fw(y)
     xi = [a / b for a, b in zip(mu, c)]
     acc = _velocity_rate_s(xi, f, c)
     hh = 0.5 * h * h
@@ -437,9 +501,10 @@ def _lie_newmark_step_s(y, f, h, c):
          E[2] * a1 + E[5] * a2 + E[8] * a3,
          E[0] * k[3] + E[3] * k[4] + E[6] * k[5], E[1] * k[3] + E[4] * k[4] + E[7] * k[5],
          E[2] * k[3] + E[5] * k[4] + E[8] * k[5]]
-    if f is not None:
-        m = [a + 0.5 * h * b for a, b in zip(m, f)]
-    return _compose_s(y, E, t) + m, 0
+    y_new = _compose_s(y, E, t) + m
+    if fw is not None:   # the second kick with f at the new pose
+        y_new[12:] = [a + 0.5 * h * b for a, b in zip(m, fw(y_new))]
+    return y_new, 0
 
 
 # --- the driver -------------------------------------------------------------------------------
@@ -447,8 +512,8 @@ def _lie_newmark_step_s(y, f, h, c):
 @dataclass(frozen=True)
 class _Scheme:
     name: str
-    step: Callable[[Array, "Array | None", float, Array], tuple]        # batched numpy
-    step_s: Callable[[list, "list | None", float, tuple], tuple]       # one body, floats
+    step: Callable[[Array, "Callable | None", float, Array], tuple]     # batched numpy
+    step_s: Callable[[list, "Callable | None", float, tuple], tuple]    # one body, floats
     quaternion_state: bool      # y = (q, x, ξ) (else (R, x, ·))
     momentum_state: bool        # the last 6 entries are μ = 𝕀ξ (else ξ)
 
@@ -467,14 +532,16 @@ def _loop_batch(scheme: _Scheme, y: Array, inertia: Array, fn, h: float, steps: 
     momentum_state, quat_state = scheme.momentum_state, scheme.quaternion_state
     ix = slice(4, 7) if quat_state else slice(9, 12)
     step = scheme.step
+    def wrench_at(k):
+        def fw(ys: Array) -> Array:   # f(k, R, x, ξ) at a packed stage state
+            R = quaternion.to_matrix(ys[..., :4]) if quat_state else ys[..., :9].reshape(batch + (3, 3))
+            xi = ys[..., -6:] / inertia if momentum_state else ys[..., -6:]
+            return np.broadcast_to(np.asarray(fn(k, R, ys[..., ix], xi), dtype=float), batch + (6,))
+        return fw
+
     with np.errstate(all="ignore"):
         for k in range(steps):
-            f = None
-            if fn is not None:
-                R = quaternion.to_matrix(y[..., :4]) if quat_state else y[..., :9].reshape(batch + (3, 3))
-                xi = y[..., -6:] / inertia if momentum_state else y[..., -6:]
-                f = np.broadcast_to(np.asarray(fn(k, R, y[..., ix], xi), dtype=float), batch + (6,))
-            y_new, iters = step(y, f, h, inertia)
+            y_new, iters = step(y, None if fn is None else wrench_at(k), h, inertia)
             u = y_new[..., -6:]
             xi_new = u / inertia if momentum_state else u
             s = np.einsum("...i,...i->...", xi_new, xi_new)
@@ -505,16 +572,20 @@ def _loop_scalar(scheme: _Scheme, y0: Array, inertia: Array, fn, h: float, steps
     limit2 = XI_LIMIT**2
     iter_sum = 0
     blew = False
-    for k in range(steps):
-        f = None
-        if fn is not None:
-            ya = np.array(y)
+    def wrench_at(k):
+        def fw(ys: list) -> list:     # f(k, R, x, ξ) at a packed stage state, as floats
+            ya = np.array(ys)
             R = quaternion.to_matrix(ya[:4]) if quat_state else ya[:9].reshape(3, 3)
             xi = ya[-6:] / inertia if momentum_state else ya[-6:]
-            f = [float(a) for a in np.broadcast_to(np.asarray(fn(k, R, ya[4:7] if quat_state else ya[9:12], xi),
-                                                              dtype=float), (6,))]
+            out = np.asarray(fn(k, R, ya[4:7] if quat_state else ya[9:12], xi), dtype=float)
+            if out.size != 6:   # a malformed wrench is an error, not a blow-up
+                raise TypeError(f"the wrench function must return 6 numbers (torque, force), got shape {out.shape}")
+            return out.ravel().tolist()
+        return fw
+
+    for k in range(steps):
         try:
-            y_new, iters = step(y, f, h, c)
+            y_new, iters = step(y, None if fn is None else wrench_at(k), h, c)
             u = y_new[-6:]
             if momentum_state:
                 u = [a / b for a, b in zip(u, c)]

@@ -161,12 +161,14 @@ def reference(system: HolonomicSystem, initial: RigidState, dt: float, steps: in
               wrench: WrenchSpec = None, rtol: float = 1e-12, atol: float = 1e-12) -> Trajectory:
     """Tight-tolerance solution of eq. (8) with q̇ = ½ q ⊗ (0, ω), ẋ = R v (DOP853).
 
-    The wrench (``system.wrench`` plus ``wrench``) is evaluated as f(k, R_k, x_k, ξ_k) on the
-    reference's own state at node k and held constant (zero-order hold, body frame) over
-    [t_k, t_{k+1}], exactly as the discrete integrators use it: with a wrench each step is a
-    separate solve_ivp call, so the switches at the nodes are never smoothed over. Without a
-    wrench one call covers [0, steps·dt] and the nodes are read off its dense output. A batch
-    is integrated as one flattened ODE. Returns a Trajectory at the N+1 nodes.
+    The wrench (``system.wrench`` plus ``wrench``) enters as f(k, R(t), x(t), ξ(t)) on
+    [t_k, t_{k+1}]: evaluated on the reference's own state at every right-hand-side call, with
+    the step index k selecting the step's inputs (a wrench array (steps, ..., 6) is thus held
+    constant over each step), the convention of every integrator (:mod:`.baselines`). With a
+    wrench each step is a separate solve_ivp call, so the switches at the nodes are never
+    smoothed over. Without a wrench one call covers [0, steps·dt] and the nodes are read off its
+    dense output. A batch is integrated as one flattened ODE. Returns a Trajectory at the N+1
+    nodes.
     """
     t0 = time.perf_counter()
     batch = batch_shape_of(system, initial)
@@ -181,9 +183,15 @@ def reference(system: HolonomicSystem, initial: RigidState, dt: float, steps: in
     inertia_flat = inertia.reshape(n, 6)
     times = dt * np.arange(steps + 1)
 
-    def rhs_factory(f_flat: np.ndarray | None):
+    def rhs_factory(k: int | None):
         def rhs(_t: float, y: np.ndarray) -> np.ndarray:
             Y = y.reshape(n, 13)
+            f_flat = None
+            if k is not None:   # f(k, R(t), x(t), ξ(t))
+                qn = quaternion.normalize(Y[:, :4])
+                f = fn(k, quaternion.to_matrix(qn).reshape(batch + (3, 3)), Y[:, 4:7].reshape(batch + (3,)),
+                       Y[:, 7:].reshape(batch + (6,)))
+                f_flat = np.broadcast_to(np.asarray(f, dtype=float), batch + (6,)).reshape(n, 6)
             dq, dx, dxi = state_rate(inertia_flat, Y[:, :4], Y[:, 4:7], Y[:, 7:], f_flat,
                                      q_normalized=False)
             return np.concatenate([dq, dx, dxi], axis=-1).ravel()
@@ -204,12 +212,7 @@ def reference(system: HolonomicSystem, initial: RigidState, dt: float, steps: in
         Y[0] = y0
         y = y0
         for k in range(steps):
-            Yk = y.reshape(n, 13)
-            qk = quaternion.normalize(Yk[:, :4])
-            f = fn(k, quaternion.to_matrix(qk).reshape(batch + (3, 3)), Yk[:, 4:7].reshape(batch + (3,)),
-                   Yk[:, 7:].reshape(batch + (6,)))
-            f_flat = np.broadcast_to(np.asarray(f, dtype=float), batch + (6,)).reshape(n, 6)
-            sol = solve_ivp(rhs_factory(f_flat), (times[k], times[k + 1]), y, method="DOP853",
+            sol = solve_ivp(rhs_factory(k), (times[k], times[k + 1]), y, method="DOP853",
                             rtol=rtol, atol=atol)
             if not sol.success:
                 raise RuntimeError(f"reference solver failed at step {k}: {sol.message}")

@@ -50,13 +50,14 @@ x × P), with the energy exact; vi-exp-series |ΔL|/|L₀| ≈ 5e-4, |ΔP|/|P₀
 steps and a kinetic-energy trend of 3e-6 of E₀ (oscillation 3e-4). The conserving pairings stay
 at round-off (≈ 1e-13 of the terms summed in L) over 10⁵–10⁶ steps.
 
-Caveat of the exact SE(3) maps (vi-cay, vi-exp, vi-cay4): the discrete equations couple spin and
+Caveat of the exact SE(3) maps (vi-cay, vi-exp): the discrete equations couple spin and
 linear momentum, e.g. for vi-cay the angular equation carries (h²/4) m v × (ω × v), O(h² m|v|²/J)
 relative to Jω. Total momentum is still exact, but a fast-moving body's rotation (and the
 straightness of a free body's centre-of-mass path) has an O(h²) error that grows with |v|²:
 over 4 s at h = 0.02 a falling tumbling body's rotation differs from the torque-free one by
 0.4 rad with vi-cay, 0.14 rad with vi-exp and not at all with vi-cay-ln / vi-exp-ln, whose
-angular equation (I + (h/2)ω̂) Jω = b^ω does not see v.
+angular equation (I + (h/2)ω̂) Jω = b^ω does not see v (nor vi-cay4, the triple jump of
+vi-cay-ln, :mod:`.composition`).
 
 All five are second order (symmetric discrete Lagrangian: τ(−ξ) = τ(ξ)⁻¹ and ℓ even).
 
@@ -1176,6 +1177,28 @@ def isotropic_mass(inertia: np.ndarray) -> bool:
     return bool(np.all(inertia[..., 3] == inertia[..., 4]) and np.all(inertia[..., 4] == inertia[..., 5]))
 
 
+def prepare(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
+            wrench: WrenchSpec = None) -> dict:
+    """Validated, flattened inputs shared by the VI drivers: batch shape, inertia (B, 6),
+    R0 (B, 3, 3), x0 (B, 3), xi0 (B, 6) and the combined wrench function."""
+    steps = int(steps)
+    dt = float(dt)
+    if steps < 0 or not math.isfinite(dt) or dt <= 0:
+        raise ValueError(f"need steps ≥ 0 and a finite dt > 0, got steps={steps}, dt={dt}")
+    inertia_in = np.asarray(system.inertia, dtype=float)
+    batch = np.broadcast_shapes(inertia_in.shape[:-1], np.shape(initial.R)[:-2], np.shape(initial.x)[:-1],
+                                np.shape(initial.omega)[:-1], np.shape(initial.v)[:-1])
+    B = int(np.prod(batch, dtype=int))
+    inertia = np.broadcast_to(inertia_in, batch + (6,)).reshape(B, 6).copy()
+    if not (np.all(np.isfinite(inertia)) and np.all(inertia > 0)):
+        raise ValueError("inertia must be finite and positive")
+    return {"batch": batch, "inertia": inertia,
+            "R0": np.broadcast_to(np.asarray(initial.R, dtype=float), batch + (3, 3)).reshape(B, 3, 3).copy(),
+            "x0": np.broadcast_to(np.asarray(initial.x, dtype=float), batch + (3,)).reshape(B, 3).copy(),
+            "xi0": np.broadcast_to(initial.xi, batch + (6,)).reshape(B, 6).copy(),
+            "fn": combine(system.wrench, wrench_function(wrench, steps, batch))}
+
+
 def integrate(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
               method: str = "vi-cay", wrench: WrenchSpec = None, *, fast: bool = True,
               substeps: Sequence[float] = (1.0,), name: str | None = None) -> Trajectory:
@@ -1183,8 +1206,8 @@ def integrate(system: HolonomicSystem, initial: RigidState, dt: float, steps: in
 
     ``system.wrench`` and ``wrench`` are added. Batch shape () or any leading batch shape
     (arrays then come out as (N+1,) + batch + (...)). ``substeps`` are the fractions of dt of
-    a composition of the basic step (``(1,)``: the plain scheme; the triple jump gives
-    vi-cay4). With M = m I₃ the reduced kernels run (plain floats for one body, component
+    a composition of the basic step (``(1,)``: the plain scheme; vi-cay-ln with the triple jump
+    is vi-cay4's generic path, see :mod:`.composition`). With M = m I₃ the reduced kernels run (plain floats for one body, component
     arrays for a batch); ``fast=False`` forces the generic 6×6 numpy path (any diagonal 𝕀,
     the benchmark baseline). Stats: wall_time_s, newton_iterations_mean (per Newton solve),
     blew_up, method, steps, dt, path, last_good_node (and blew_up_per_body for a batch).
@@ -1198,19 +1221,8 @@ def integrate(system: HolonomicSystem, initial: RigidState, dt: float, steps: in
     pairing = PAIRINGS[method]
     steps = int(steps)
     dt = float(dt)
-    if steps < 0 or not math.isfinite(dt) or dt <= 0:
-        raise ValueError(f"need steps ≥ 0 and a finite dt > 0, got steps={steps}, dt={dt}")
-    inertia_in = np.asarray(system.inertia, dtype=float)
-    batch = np.broadcast_shapes(inertia_in.shape[:-1], np.shape(initial.R)[:-2], np.shape(initial.x)[:-1],
-                                np.shape(initial.omega)[:-1], np.shape(initial.v)[:-1])
-    B = int(np.prod(batch, dtype=int))
-    inertia = np.broadcast_to(inertia_in, batch + (6,)).reshape(B, 6).copy()
-    if not (np.all(np.isfinite(inertia)) and np.all(inertia > 0)):
-        raise ValueError("inertia must be finite and positive")
-    R0 = np.broadcast_to(np.asarray(initial.R, dtype=float), batch + (3, 3)).reshape(B, 3, 3).copy()
-    x0 = np.broadcast_to(np.asarray(initial.x, dtype=float), batch + (3,)).reshape(B, 3).copy()
-    xi0 = np.broadcast_to(initial.xi, batch + (6,)).reshape(B, 6).copy()
-    fn = combine(system.wrench, wrench_function(wrench, steps, batch))
+    setup = prepare(system, initial, dt, steps, wrench)
+    batch, inertia, R0, x0, xi0, fn = (setup[k] for k in ("batch", "inertia", "R0", "x0", "xi0", "fn"))
     reduced = fast and pairing.kernel is not None and isotropic_mass(inertia)
     if reduced:
         q0 = quaternion.from_matrix(R0)
@@ -1248,7 +1260,7 @@ def integrate(system: HolonomicSystem, initial: RigidState, dt: float, steps: in
     return traj
 
 
-__all__ = ["PAIRINGS", "VI_METHODS", "Pairing", "Kernel", "integrate", "momentum_map",
+__all__ = ["PAIRINGS", "VI_METHODS", "Pairing", "Kernel", "integrate", "prepare", "momentum_map",
            "momentum_map_jacobian", "reduced_residual", "reduced_finish", "isotropic_mass",
            "exp_coefficients_scalar", "exp_coefficients_array", "COEFFICIENT_NAMES",
            "NEWTON_TOL", "NEWTON_MAX_ITER", "XI_LIMIT"]

@@ -3,6 +3,7 @@ variational integrator"): Newton Jacobians, the reduced kernels, discrete Noethe
 scalar/batched/generic agreement, convergence orders, forces, start-up, blow-ups, dispatcher."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -12,7 +13,8 @@ from scipy.integrate import solve_ivp
 from core.integrators import METHODS, integrate
 from core.integrators import holonomic as H
 from core.integrators.common import GRAVITY, HolonomicSystem, RigidState
-from core.integrators.composition import GAMMA1, GAMMA2, TRIPLE_JUMP
+from core.integrators import composition as C4
+from core.integrators.composition import GAMMA1, GAMMA2, TRIPLE_JUMP, integrate_cay4
 from core.integrators.euler_poincare import reference
 from core.lie import quaternion, se3, so3
 
@@ -174,12 +176,14 @@ def test_discrete_noether_identity(method):
 @pytest.mark.parametrize("method", KERNEL_METHODS + ("vi-cay4",))
 @pytest.mark.parametrize("forced", [False, True])
 def test_scalar_path_equals_batched_and_generic_paths(method, forced):
-    """Plain-float path (batch ()), numpy component-array path (batch (1,)) and generic 6×6 path."""
+    """Plain-float path (batch ()), numpy path (batch (1,)) and generic 6×6 path. vi-cay4 has
+    two numpy paths for a free body: the three sub-steps solved jointly, and one after another
+    (the one a wrench uses); both are checked."""
     wrench = compass_gravity_wrench if forced else None
 
-    def run(initial, system, fast):
+    def run(initial, system, fast, **kw):
         if method == "vi-cay4":
-            return H.integrate(system, initial, 0.05, 100, "vi-cay", wrench, fast=fast, substeps=TRIPLE_JUMP)
+            return integrate_cay4(system, initial, 0.05, 100, wrench, fast=fast, **kw)
         return H.integrate(system, initial, 0.05, 100, method, wrench, fast=fast)
 
     one = run(INITIAL, SYSTEM, True)
@@ -189,7 +193,10 @@ def test_scalar_path_equals_batched_and_generic_paths(method, forced):
     assert batched.stats["path"] == "batch"
     generic = run(INITIAL, SYSTEM, False)
     assert generic.stats["path"] == "generic"
-    for other in (batched, generic):
+    others = [batched, generic]
+    if method == "vi-cay4" and not forced:
+        others.append(run(b1, SYSTEM, True, joint=False))
+    for other in others:
         for key in ("position", "orientation", "angular_velocity", "linear_velocity",
                     "momentum_angular", "momentum_linear"):
             a = np.asarray(getattr(one, key))
@@ -210,6 +217,23 @@ def test_batched_equals_loop_of_singles(method):
                        0.04, 60, method)
         for key in ("position", "orientation", "angular_velocity", "linear_velocity", "momentum_angular"):
             assert rel(getattr(tb, key)[:, i], getattr(ti, key)) < 1e-12, (method, key, i)
+
+
+def test_vi_cay4_large_batch_equals_singles():
+    """Above 64 bodies the joint vi-cay4 path inverts the 3×3 blocks by their adjugate (elementwise)
+    instead of LAPACK; it still equals the single-body float path."""
+    B = 70
+    inertia = np.concatenate([RNG.uniform(0.5, 3, (B, 3)), np.repeat(RNG.uniform(1, 3, (B, 1)), 3, 1)], 1)
+    init = RigidState(so3.exp(RNG.normal(size=(B, 3))), RNG.normal(size=(B, 3)),
+                      RNG.normal(size=(B, 3)), RNG.normal(size=(B, 3)))
+    tb = integrate(HolonomicSystem(inertia), init, 0.04, 30, "vi-cay4")
+    for i in (0, 33, 69):
+        ti = integrate(HolonomicSystem(inertia[i]), RigidState(init.R[i], init.x[i], init.omega[i], init.v[i]),
+                       0.04, 30, "vi-cay4")
+        for key in ("position", "orientation", "angular_velocity", "linear_velocity", "momentum_angular"):
+            assert rel(getattr(tb, key)[:, i], getattr(ti, key)) < 1e-12, (key, i)
+    A = RNG.normal(size=(2, 5, 3, 3))
+    assert rel(C4._inverse3(A.reshape(2, 5, 9)), np.linalg.inv(A)) < 1e-12
 
 
 def test_batched_linear_solver_matches_lapack():
@@ -366,6 +390,128 @@ def test_per_step_wrench_matches_zero_order_hold_to_second_order():
     assert abs(slope - 2) < 0.25, (slope, errs)
 
 
+# --- vi-cay4: the triple jump of the vi-cay-ln step ------------------------------------------
+
+def batch1(state: RigidState) -> RigidState:
+    return RigidState(state.R[None], state.x[None], state.omega[None], state.v[None])
+
+
+def test_vi_cay4_composes_the_symmetric_cay_paper_step():
+    """τ = se3.cay_paper satisfies τ(−η) = τ(η)⁻¹ (so the vi-cay-ln step is symmetric and the
+    triple jump of order 4), and vi-cay4's generic path is vi-cay-ln with substeps = TRIPLE_JUMP."""
+    for _ in range(5):
+        eta = RNG.normal(size=6) * 1.5
+        assert rel(se3.cay_paper(-eta) @ se3.cay_paper(eta), np.eye(4)) < 1e-14
+    assert C4.KERNEL == "vi-cay-ln" and TRIPLE_JUMP == (GAMMA1, GAMMA2, GAMMA1)
+    a = integrate_cay4(SYSTEM, INITIAL, 0.05, 40, compass_gravity_wrench, fast=False)
+    b = H.integrate(SYSTEM, INITIAL, 0.05, 40, "vi-cay-ln", compass_gravity_wrench, fast=False,
+                    substeps=TRIPLE_JUMP)
+    assert rel(a.position, b.position) == 0.0 and rel(a.orientation, b.orientation) == 0.0
+
+
+@pytest.mark.parametrize("path", ["scalar", "joint", "sequential", "generic"])
+def test_vi_cay4_is_reversible(path):
+    """Symmetric step, even kinetic energy: N steps, velocities flipped at the last node, N more
+    steps return to the start (round-off grows ~e^{λt} on this body near its unstable axis)."""
+    n, h = 60, 0.05
+
+    def run(state):
+        if path == "scalar":
+            return integrate_cay4(SYSTEM, state, h, n)
+        if path == "generic":
+            return integrate_cay4(SYSTEM, state, h, n, fast=False)
+        tr = integrate_cay4(SYSTEM, batch1(state), h, n, joint=path == "joint")
+        return dataclasses.replace(tr, **{k: getattr(tr, k)[:, 0] for k in (
+            "position", "orientation", "angular_velocity", "linear_velocity")})
+
+    fwd = run(INITIAL)
+    back = run(RigidState(quaternion.to_matrix(fwd.orientation[-1]), fwd.position[-1],
+                          -fwd.angular_velocity[-1], -fwd.linear_velocity[-1]))
+    assert np.max(np.abs(back.position[-1] - INITIAL.x)) < 1e-11
+    assert geodesic(quaternion.to_matrix(back.orientation[-1]), INITIAL.R) < 1e-11
+    assert np.max(np.abs(back.angular_velocity[-1] + INITIAL.omega)) < 1e-11
+    assert np.max(np.abs(back.linear_velocity[-1] + INITIAL.v)) < 1e-11
+
+
+def test_newton_error_bound_of_the_fast_termination():
+    """After a Newton update d₁ (Jacobian A₀ at the guess) the error left e satisfies
+    eᵀJe ≤ kc D₁², and after a chord update d₂ with A₀, eᵀJe ≤ kc D₁ D₂ (D = dᵀJd,
+    kc = 2h²J_max/J_min², composition._accept_coefficients), for (h/2)|ω|J_max/J_min ≤ 2:
+    random bodies, steps (γ₂ < 0 too), solutions and guess errors 1e-8…1e-2."""
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(400):
+        Jb = rng.uniform(1.0, 5.0, 3)
+        w_true = rng.normal(size=3) * rng.uniform(0.3, 3.0)
+        h = float(rng.choice([0.01, 0.05, 0.1, 0.2, 0.5])) * float(rng.choice([1.0, GAMMA2]))
+        if 0.5 * abs(h) * np.linalg.norm(w_true) * Jb.max() / Jb.min() > 2.0:
+            continue
+        b = H.momentum_map("vi-cay-ln", h, np.concatenate([w_true, np.zeros(3)]), np.array([*Jb, 2.0, 2.0, 2.0]))
+        w0 = w_true + 10 ** rng.uniform(-8, -2) * np.linalg.norm(w_true) * rng.normal(size=3)
+        G0, A0 = H.reduced_residual("vi-cay-ln", h, w0, Jb, 2.0, b)
+        d1 = np.linalg.solve(A0, G0)
+        G1, _ = H.reduced_residual("vi-cay-ln", h, w0 - d1, Jb, 2.0, b)
+        d2 = np.linalg.solve(A0, G1)
+        kc = C4._accept_coefficients(Jb, [h])[0]
+        E = lambda e: float(e @ (Jb * e))  # noqa: E731
+        floor = 1e-28 * E(w_true)          # below this the "error" is round-off
+        e1, e2 = E(w0 - d1 - w_true), E(w0 - d1 - d2 - w_true)
+        if e1 > floor:
+            worst = max(worst, e1 / (kc * E(d1) ** 2))
+        if e2 > floor:
+            worst = max(worst, e2 / (kc * E(d1) * E(d2)))
+    assert 1e-4 < worst <= 1.0, worst
+
+
+def test_continuation_in_h_rescues_a_failed_newton_solve():
+    """Large |hω|: Newton from J⁻¹b cycles without converging, continuation in h from h = 0 (where
+    ω = J⁻¹b) reaches a root of G(ω) = Jω + (h/2) ω × Jω − b (checked directly)."""
+    b = np.array([1.363163023868537, 9.716203552861385, 0.767371611753955])
+    Jb = np.array([4.83391729294661, 1.3388614149853901, 1.2850751409063554])
+    hh = 1.1885096882171342
+    kc = C4._accept_coefficients(Jb, [2 * hh])[0]
+    tolE = 1e-32 * float(np.sum(b * b / Jb))
+    assert C4._newton_ln(*(b / Jb), *b, *Jb, hh, kc, tolE, False)[5] == 0.0
+    w1, w2, w3, _, _, ok = C4._newton_ln_continued(*b, *Jb, hh, kc, tolE, False)
+    w = np.array([w1, w2, w3])
+    assert ok == 1.0 and np.max(np.abs(Jb * w + hh * np.cross(w, Jb * w) - b)) < 1e-14 * np.max(np.abs(b))
+
+
+def test_fast_termination_agrees_with_strict_newton():
+    """Accept-after-update (error bound below round-off) against full Newton to |δ| ≤ NEWTON_TOL:
+    the same trajectory to ~1e-13, with fewer Newton updates, on every path."""
+    for initial, kw in ((INITIAL, {}), (batch1(INITIAL), {}), (batch1(INITIAL), {"joint": False})):
+        for wrench in (None, compass_gravity_wrench):
+            fast = integrate_cay4(SYSTEM, initial, 0.04, 100, wrench, **kw)
+            strict = integrate_cay4(SYSTEM, initial, 0.04, 100, wrench, strict=True, **kw)
+            for key in ("position", "orientation", "angular_velocity", "linear_velocity"):
+                assert rel(getattr(fast, key), getattr(strict, key)) < 1e-13, (kw, key, rel(getattr(fast, key), getattr(strict, key)))
+            assert fast.stats["newton_iterations_mean"] < 0.8 * strict.stats["newton_iterations_mean"]
+
+
+def test_vi_cay4_predictor_is_exact_for_degree_six_data():
+    """The guesses extrapolate each sub-step's ω (degree 4) and correct by the error the other
+    sub-steps just made, linear in time: exact when ω_j(k) = f(t_k + c_j h) for a polynomial f of
+    degree ≤ 6 (quartic error h⁵f⁽⁵⁾ + O(h⁶) linear in t). Both the sequential and the joint weights."""
+    coef = RNG.normal(size=(7, 3))
+    f = lambda t: sum(c * t**i for i, c in enumerate(coef))  # noqa: E731
+    c = C4._C
+    for k in range(7, 14):
+        H7 = np.zeros((7, 3, 3))
+        for lag in range(7):
+            for j in range(3):
+                H7[(k - lag) % 7, j] = f(0.1 * (k - lag + c[j]))
+        flat = H7.reshape(21, 3)
+        for j in range(3):
+            want = f(0.1 * (k + c[j]))
+            H_seq = H7.copy()
+            H_seq[k % 7, 0] = f(0.1 * (k + c[0]))    # sub-step 1 of step k is solved first
+            assert rel(C4._PREDICT[k % 7, j] @ H_seq.reshape(21, 3), want) < 1e-10
+            if j == 0:
+                H_seq[k % 7, 0] = 0.0
+            assert rel(C4._PREDICT_JOINT[k % 7, j] @ np.where(np.arange(21)[:, None] // 3 == k % 7, 0.0, flat), want) < 1e-10
+
+
 # --- forces ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("method", ["vi-cay", "vi-cay-ln", "vi-exp", "vi-exp-ln", "vi-exp-series", "vi-cay4"])
@@ -393,20 +539,20 @@ def test_tumbling_body_under_gravity_linear_momentum_balance():
 def test_rotation_of_a_falling_body():
     """Gravity acts through the centre of mass, so the exact rotation ignores it. vi-cay-ln and
     vi-exp-ln (C_LN with M = m I₃: the angular equation (I + (h/2)ω̂)Jω = b^ω has no v in it)
-    reproduce the torque-free rotation exactly. vi-cay and vi-exp (exact SE(3) tangent maps)
+    reproduce the torque-free rotation exactly, and so does vi-cay4 (composed of vi-cay-ln). vi-cay and vi-exp (exact SE(3) tangent maps)
     couple spin and linear momentum through (h²/4) m v × (ω × v): their rotation error grows
     with the speed, O(h² m|v|²/J) relative per step (measured and printed here)."""
     gravity = lambda k, R, x, xi: np.concatenate([np.zeros(3), -GRAVITY * MASS * np.asarray(R)[2]])  # noqa: E731
     n, h = 200, 0.02
     dev = {}
-    for method in ("vi-cay", "vi-cay-ln", "vi-exp", "vi-exp-ln"):
+    for method in ("vi-cay", "vi-cay-ln", "vi-exp", "vi-exp-ln", "vi-cay4"):
         free = integrate(SYSTEM, INITIAL, h, n, method)
         fall = integrate(HolonomicSystem(INERTIA, gravity), INITIAL, h, n, method)
         dev[method] = max(geodesic(quaternion.to_matrix(a), quaternion.to_matrix(b))
                           for a, b in zip(free.orientation, fall.orientation))
     print("\nrotation change caused by gravity over 4 s at h = 0.02 (rad):",
           {k: f"{v:.1e}" for k, v in dev.items()})
-    assert dev["vi-cay-ln"] < 1e-12 and dev["vi-exp-ln"] < 1e-12
+    assert dev["vi-cay-ln"] < 1e-12 and dev["vi-exp-ln"] < 1e-12 and dev["vi-cay4"] < 1e-12
     assert dev["vi-cay"] > 1e-4 and dev["vi-exp"] > 1e-4
 
 
@@ -426,7 +572,7 @@ def test_system_wrench_and_call_wrench_add():
 def test_absurd_step_is_bounded_or_flagged_never_nan(method, fast):
     init = RigidState(np.eye(3), np.zeros(3), np.array([300.0, -200.0, 500.0]), np.array([1e3, 0.0, 0.0]))
     if method == "vi-cay4":
-        tr = H.integrate(SYSTEM, init, 3.0, 50, "vi-cay", fast=fast, substeps=TRIPLE_JUMP)
+        tr = integrate_cay4(SYSTEM, init, 3.0, 50, fast=fast)
     else:
         tr = H.integrate(SYSTEM, init, 3.0, 50, method, fast=fast)
     for key in ("position", "orientation", "angular_velocity", "linear_velocity",
