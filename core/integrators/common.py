@@ -11,8 +11,9 @@ from typing import Callable, Union
 
 import numpy as np
 
-# f(k, R, x, ξ) → body wrench (..., 6) = (torque, force), applied over step k. R (..., 3, 3),
-# x (..., 3) is the pose at node k and ξ (..., 6) the body velocity arriving there.
+# f(k, R, x, ξ) → body wrench (..., 6) = (torque, force). k selects step k's inputs (held over
+# the step); R (..., 3, 3), x (..., 3), ξ (..., 6) are the state where the method evaluates it:
+# the node for the variational integrators, every stage for the Runge–Kutta-type methods.
 WrenchFunction = Callable[[int, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 WrenchSpec = Union[None, np.ndarray, WrenchFunction]
 

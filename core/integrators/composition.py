@@ -58,8 +58,9 @@ from J⁻¹b^ω, then follows the solution from h = 0 by continuation in h (larg
 Newton from J⁻¹b^ω can cycle); only then is it a blow-up.
 
 Paths. One body: plain floats, sub-step after sub-step. A batch with a wrench: the same on
-(B, 3) arrays, one LAPACK call per Newton update. A free batch: :func:`_run_joint`, the three
-sub-steps as one block-triangular system (a pass of numpy calls updates all three). In both
+(B, 3) arrays, one LAPACK call per Newton update. A free batch of up to ``JOINT_MAX_BATCH``
+bodies: :func:`_run_joint`, the three sub-steps as one block-triangular system (a pass of
+numpy calls updates all three). In both
 batch paths a Newton pass covers every body, and once at most max(4, B/16) bodies are left
 they finish on floats, which is cheaper than another pass.
 
@@ -87,6 +88,7 @@ TRIPLE_JUMP: tuple[float, float, float] = (GAMMA1, GAMMA2, GAMMA1)
 KERNEL = "vi-cay-ln"          # the composed pairing (holonomic.PAIRINGS)
 FAST_TOL = 1e-16              # bound on the Newton error left, relative (energy norm)
 CHORDS = 2                    # simplified-Newton updates per Jacobian
+JOINT_MAX_BATCH = 64          # free batches up to this size solve the three sub-steps jointly
 
 # Sub-step j covers [t_k + c_j h − |γ_j| h/2, t_k + c_j h + |γ_j| h/2] (c = 0.676, 0.5, 0.324);
 # its extrapolation error E_j(k) ≈ F(t_k + c_j h) for one smooth F. E1 of this step and of the
@@ -757,7 +759,7 @@ def _run_joint(inertia: np.ndarray, q0: np.ndarray, x0: np.ndarray, xi0: np.ndar
                 np.subtract(J2 * W[1], Fb[1], out=Fb[2])
                 F = (out[..., :3] - Fb)[..., None]
                 A9 = out[..., 3:] + DJ9
-                if B <= 64:       # LAPACK per block row: the cheapest calls for small batches
+                if B <= JOINT_MAX_BATCH:   # LAPACK per block row: the cheapest calls for small batches
                     A = A9.reshape(3, B, 3, 3)
                     Dd[0] = np.linalg.solve(A[0], F[0])[..., 0]
                     Dd[1] = np.linalg.solve(A[1], F[1] + (J2 * Dd[0])[..., None])[..., 0]
@@ -809,7 +811,6 @@ def _run_joint(inertia: np.ndarray, q0: np.ndarray, x0: np.ndarray, xi0: np.ndar
                 q, x, bw, P = row[:, :4].copy(), row[:, 4:7].copy(), row[:, 7:10].copy(), row[:, 10:].copy()
                 bw[~alive] = 0.0               # a frozen body solves b = 0, ω = 0
                 tolEf, Wn = tolerances(bw)
-                row[~alive, 7:10] = rec[k][~alive, 7:10]
     return rec[:n_nodes], n_newton, np.zeros(B), 3 * (n_nodes - 1), alive, last_good
 
 
@@ -841,7 +842,7 @@ def _assemble(rec: np.ndarray, inertia: np.ndarray, xi0: np.ndarray, batch: tupl
 
 def integrate_cay4(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
                    wrench: WrenchSpec = None, *, fast: bool = True, strict: bool = False,
-                   joint: bool = True) -> Trajectory:
+                   joint: bool | None = None) -> Trajectory:
     """vi-cay4: the triple-jump composition of the vi-cay-ln step (order 4, spatial momentum and,
     with M = m I₃, node kinetic energy exact).
 
@@ -849,7 +850,10 @@ def integrate_cay4(system: HolonomicSystem, initial: RigidState, dt: float, step
     With M = m I₃ the fused kernels above run (plain floats for one body, (B, 3) arrays for a
     batch); ``fast=False`` or an anisotropic M runs the generic 6×6 path of
     :func:`.holonomic.integrate` with ``substeps=TRIPLE_JUMP``. ``strict`` replaces the
-    accept-after-update Newton termination by full Newton to |δ| ≤ NEWTON_TOL. Stats:
+    accept-after-update Newton termination by full Newton to |δ| ≤ NEWTON_TOL. ``joint``: solve
+    a free batch's three sub-steps as one system (default: for batches of at most
+    ``JOINT_MAX_BATCH`` bodies, where it saves numpy calls; larger batches are dominated by the
+    per-matrix LAPACK work, where sub-step after sub-step is cheaper). Stats:
     ``newton_iterations_mean`` = Newton + chord updates per solve (three solves per step),
     ``chord_iterations_mean`` the chord share.
     """
@@ -868,7 +872,7 @@ def integrate_cay4(system: HolonomicSystem, initial: RigidState, dt: float, step
         alive = np.array([not blew])
         last_good = np.array([len(rows) - 1 if blew else steps])
         path = "scalar"
-    elif fn is None and joint:
+    elif fn is None and (joint if joint is not None else inertia.shape[0] <= JOINT_MAX_BATCH):
         rec, n_newton, n_chord, solves, alive, last_good = _run_joint(inertia, q0, x0, xi0, dt, steps, strict)
         path = "batch"
     else:

@@ -220,18 +220,20 @@ def test_batched_equals_loop_of_singles(method):
 
 
 def test_vi_cay4_large_batch_equals_singles():
-    """Above 64 bodies the joint vi-cay4 path inverts the 3×3 blocks by their adjugate (elementwise)
-    instead of LAPACK; it still equals the single-body float path."""
-    B = 70
+    """Above JOINT_MAX_BATCH bodies a free batch runs sub-step after sub-step by default, and the
+    joint path (on request) inverts its 3×3 blocks by their adjugate (elementwise) instead of
+    LAPACK; both equal the single-body float path."""
+    B = C4.JOINT_MAX_BATCH + 6
     inertia = np.concatenate([RNG.uniform(0.5, 3, (B, 3)), np.repeat(RNG.uniform(1, 3, (B, 1)), 3, 1)], 1)
     init = RigidState(so3.exp(RNG.normal(size=(B, 3))), RNG.normal(size=(B, 3)),
                       RNG.normal(size=(B, 3)), RNG.normal(size=(B, 3)))
-    tb = integrate(HolonomicSystem(inertia), init, 0.04, 30, "vi-cay4")
-    for i in (0, 33, 69):
-        ti = integrate(HolonomicSystem(inertia[i]), RigidState(init.R[i], init.x[i], init.omega[i], init.v[i]),
-                       0.04, 30, "vi-cay4")
-        for key in ("position", "orientation", "angular_velocity", "linear_velocity", "momentum_angular"):
-            assert rel(getattr(tb, key)[:, i], getattr(ti, key)) < 1e-12, (key, i)
+    for joint in (None, True):
+        tb = integrate_cay4(HolonomicSystem(inertia), init, 0.04, 30, joint=joint)
+        for i in (0, 33, B - 1):
+            ti = integrate(HolonomicSystem(inertia[i]), RigidState(init.R[i], init.x[i], init.omega[i], init.v[i]),
+                           0.04, 30, "vi-cay4")
+            for key in ("position", "orientation", "angular_velocity", "linear_velocity", "momentum_angular"):
+                assert rel(getattr(tb, key)[:, i], getattr(ti, key)) < 1e-12, (joint, key, i)
     A = RNG.normal(size=(2, 5, 3, 3))
     assert rel(C4._inverse3(A.reshape(2, 5, 9)), np.linalg.inv(A)) < 1e-12
 
