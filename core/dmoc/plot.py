@@ -60,6 +60,16 @@ def _hull(pts: np.ndarray) -> np.ndarray:
     return np.array(hull)
 
 
+def _frame(ax, pts: np.ndarray, extra, dims: tuple[int, int]) -> None:
+    """View the motion (and its goal and waypoints) with a margin, not the whole of a large obstacle."""
+    rows = [pts] + [np.asarray(e, dtype=float)[list(dims)][None, :] for e in extra if e is not None]
+    allp = np.concatenate(rows)
+    lo, hi = allp.min(axis=0), allp.max(axis=0)
+    pad = np.maximum(0.15 * (hi - lo).max(), 3.0)
+    ax.set_xlim(lo[0] - pad, hi[0] + pad)
+    ax.set_ylim(lo[1] - pad, hi[1] + pad)
+
+
 def plot_solution(traj: Trajectory, setup: Any, path: str, title: str | None = None) -> None:
     """Draw ``traj`` (from ``solve_scenario``) with the scenario of ``setup`` into a PNG file."""
     import matplotlib
@@ -92,7 +102,8 @@ def plot_solution(traj: Trajectory, setup: Any, path: str, title: str | None = N
         ax.add_patch(Circle((wp.position[0], wp.position[1]), max(wp.radius, 0.05), fill=False, color="tab:orange",
                             lw=1.5))
     ax.set_aspect("equal")
-    ax.autoscale_view()
+    _frame(ax, P[:, [0, 1]], extra=[getattr(model, "goal_position", None)] + [w.position for w in spec.waypoints],
+           dims=(0, 1))
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
     ax.legend(loc="best", fontsize=8)
@@ -109,7 +120,7 @@ def plot_solution(traj: Trajectory, setup: Any, path: str, title: str | None = N
         side.plot(P[0, 0], P[0, 2], "o", color="tab:green")
         side.plot(P[-1, 0], P[-1, 2], "s", color="tab:red")
         side.set_aspect("equal")
-        side.autoscale_view()
+        _frame(side, P[:, [0, 2]], extra=[getattr(model, "goal_position", None)], dims=(0, 2))
         side.set_xlabel("x (m)")
         side.set_ylabel("z (m)")
         side.set_title("side view", fontsize=9)

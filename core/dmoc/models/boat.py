@@ -24,6 +24,7 @@ from ...scenario import Table
 from ...trajectory import Trajectory
 from ...vehicles import boat as boatlib
 from ...vehicles.hull import clip
+from ...integrators.common import VEHICLE_DEFAULT_METHOD
 from . import MAX_STEPS
 from .holonomic import HolonomicModel
 
@@ -117,6 +118,21 @@ class BoatModel(HolonomicModel):
             Exi[:, :, j] = (moving(xi + e) - moving(xi - e)) / (2 * FD)
         return E, Es, Ex, Exi
 
+    def read_goal(self, t: Table) -> None:
+        """As for any SE(3) vehicle, except that ``position`` may also be [x, y]: the height of a floating
+        hull is set by the water (heave is not actuated), so a boat's goal usually fixes only x and y."""
+        if t.has("position") and isinstance(t.data.get("position"), list) and len(t.data["position"]) == 2:
+            pos = t.vector("position", 2)
+            self.base[self.x[self.N, :2]] = pos
+            self.fixed[self.x[self.N, :2]] = True
+            self.goal_position = np.array([pos[0], pos[1], float(self.boat.float_height())])
+            sub = Table({k: v for k, v in t.data.items() if k != "position"}, t.path)
+            super().read_goal(sub)
+            for key in sub.data:
+                t._used.add(key)
+            return
+        super().read_goal(t)
+
     def input_limits(self):
         m = self.boat.max_thrust
         return {name: (-m, m) for name in self.inputs}
@@ -133,7 +149,7 @@ def read_model(root: Table, vehicle: Table) -> BoatModel:
 
     boat = read_boat(vehicle)
     t = root.table("integrator", required=True)
-    method = t.string("method", "vi-cay", choices=BoatModel.methods)
+    method = t.string("method", VEHICLE_DEFAULT_METHOD, choices=BoatModel.methods)
     steps = t.number("steps", integer=True, low=2, high=MAX_STEPS)
     t.finish()
     return BoatModel(boat, steps, method)

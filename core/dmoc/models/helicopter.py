@@ -19,6 +19,7 @@ from ...lie import so3
 from ...scenario import Table
 from ...trajectory import Trajectory
 from ...vehicles import helicopter as helilib
+from ...integrators.common import VEHICLE_DEFAULT_METHOD
 from . import MAX_STEPS
 from .holonomic import HolonomicModel
 
@@ -99,7 +100,7 @@ def read_model(root: Table, vehicle: Table) -> HelicopterModel:
 
     heli = read_helicopter(vehicle)
     t = root.table("integrator", required=True)
-    method = t.string("method", "vi-cay", choices=HelicopterModel.methods)
+    method = t.string("method", VEHICLE_DEFAULT_METHOD, choices=HelicopterModel.methods)
     steps = t.number("steps", integer=True, low=2, high=MAX_STEPS)
     t.finish()
     return HelicopterModel(heli, steps, method)
