@@ -358,3 +358,17 @@ def expm_extended(A: np.ndarray) -> np.ndarray:
     for _ in range(s):
         out = out @ out
     return out.astype(float)
+
+
+def run_simulate(tmp_path: Path, text: str, capsys) -> tuple[int, str, Path]:
+    """Write ``text`` as scenario.toml, run ``python -m core simulate`` in-process.
+
+    Returns (exit status, stderr, the --out path), the triple every CLI contract test checks.
+    """
+    from core.cli import run
+
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text(text)
+    out = tmp_path / "traj.json"
+    code = run(["simulate", str(scenario), "--out", str(out)])
+    return code, capsys.readouterr().err, out

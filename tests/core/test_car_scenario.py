@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from core.cli import run
+from tests.core.conftest import run_simulate
 from core.scenario import loads
 from core.scenario.car import simulate as simulate_scenario
 from core.vehicles import car as C
@@ -58,12 +59,7 @@ def _good() -> str:
     return GOOD % ", ".join(f"{v:.17g}" for v in TORQUE)
 
 
-def _run(tmp_path: Path, text: str, capsys) -> tuple[int, str, Path]:
-    scenario = tmp_path / "car.toml"
-    scenario.write_text(text)
-    out = tmp_path / "traj.json"
-    code = run(["simulate", str(scenario), "--out", str(out)])
-    return code, capsys.readouterr().err, out
+_run = run_simulate
 
 
 def test_good_scenario(tmp_path, capsys):

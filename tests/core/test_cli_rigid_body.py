@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from core.cli import run
+from tests.core.conftest import run_simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,11 +41,7 @@ def _write(tmp_path: Path, text: str) -> Path:
     return p
 
 
-def _run(tmp_path: Path, text: str, capsys) -> tuple[int, str, Path]:
-    out = tmp_path / "traj.json"
-    code = run(["simulate", str(_write(tmp_path, text)), "--out", str(out)])
-    err = capsys.readouterr().err
-    return code, err, out
+_run = run_simulate
 
 
 def test_good_scenario_writes_every_contract_key(tmp_path, capsys):

@@ -18,6 +18,7 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from core.cli import run
+from tests.core.conftest import run_simulate
 from core.errors import ScenarioError
 from core.lie import se2
 from core.vehicles import snakeboard as sb
@@ -502,12 +503,7 @@ def test_parameter_validation_names_the_key():
 # Scenario / command line
 # ---------------------------------------------------------------------------------------------
 
-def _run(tmp_path: Path, text: str, capsys) -> tuple[int, str, Path]:
-    scenario = tmp_path / "scenario.toml"
-    scenario.write_text(text)
-    out = tmp_path / "traj.json"
-    code = run(["simulate", str(scenario), "--out", str(out)])
-    return code, capsys.readouterr().err, out
+_run = run_simulate
 
 
 SAMPLE = (ROOT / "samples" / "snakeboard_twist.toml").read_text()

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from core.cli import run
+from tests.core.conftest import run_simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,12 +116,7 @@ steps = 60
 """
 
 
-def _run(tmp_path: Path, text: str, capsys) -> tuple[int, str, Path]:
-    scenario = tmp_path / "scenario.toml"
-    scenario.write_text(text)
-    out = tmp_path / "traj.json"
-    code = run(["simulate", str(scenario), "--out", str(out)])
-    return code, capsys.readouterr().err, out
+_run = run_simulate
 
 
 def test_good_scenario_writes_the_contract(tmp_path, capsys):
