@@ -15,5 +15,6 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt"
   echo "$want" > "$stamp"
 fi
-# Optional IPOPT backend (cyipopt against the system Ipopt); never fails the caller.
+# Optional IPOPT backend (the cyipopt-wheels binary, or cyipopt built against the system Ipopt);
+# never fails the caller.
 bash "$root/scripts/install_ipopt.sh"

@@ -1,24 +1,40 @@
 #!/usr/bin/env bash
 # Optional IPOPT backend for `python -m core solve --backend ipopt` (core.dmoc.solve).
-# Idempotent: does nothing when cyipopt already imports in .venv. Otherwise, when running
-# as root, apt-get installs the IPOPT/LAPACK/BLAS development packages that are missing,
-# then pip installs a pinned cyipopt into .venv (it compiles against the system Ipopt).
-# Never fails the caller: when something cannot be done it says why and exits 0, and the
-# solver falls back to the scipy backend (the default, which is what Blender uses).
+# Preferred: the pinned binary wheel cyipopt-wheels (cyipopt with Ipopt 3.14.11, MUMPS 5.5.1 and
+# OpenBLAS inside; no compiler, no root). Where no such wheel exists for this platform, falls
+# back to building the pinned cyipopt against the system Ipopt, apt-getting the development
+# packages when running as root. Idempotent: does nothing when the pinned wheel is installed.
+# Never fails the caller: when something cannot be done it says why and exits 0, and the solver
+# falls back to the scipy backend (the default, which is what Blender uses).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 py="$root/.venv/bin/python"
-CYIPOPT_VERSION="1.7.0"
+WHEEL_VERSION="1.7.0.dev0"   # cyipopt-wheels
+CYIPOPT_VERSION="1.7.0"      # cyipopt (source build, fallback)
 PACKAGES=(coinor-libipopt-dev liblapack-dev libblas-dev pkg-config)
+pip=("$py" -m pip --disable-pip-version-check)
 
 if [ ! -x "$py" ]; then
   echo "install_ipopt: no virtual environment at $root/.venv (run scripts/ensure_env.sh first); skipping"
   exit 0
 fi
-if "$py" -c "import cyipopt" >/dev/null 2>&1; then
-  echo "install_ipopt: cyipopt already installed ($("$py" -c 'import cyipopt; print(cyipopt.__version__)'))"
+installed() { "${pip[@]}" show "$1" 2>/dev/null | sed -n 's/^Version: //p'; }
+
+if [ "$(installed cyipopt-wheels)" = "$WHEEL_VERSION" ] && "$py" -c "import cyipopt" >/dev/null 2>&1; then
+  echo "install_ipopt: cyipopt-wheels $WHEEL_VERSION already installed"
   exit 0
 fi
+# Both distributions own the cyipopt package: a source-built cyipopt is removed first.
+if [ -n "$(installed cyipopt)" ]; then
+  "${pip[@]}" uninstall --quiet -y cyipopt >/dev/null 2>&1
+fi
+if "${pip[@]}" install --quiet --only-binary=:all: "cyipopt-wheels==$WHEEL_VERSION" >/dev/null 2>&1 &&
+   "$py" -c "import cyipopt" >/dev/null 2>&1; then
+  echo "install_ipopt: cyipopt-wheels $WHEEL_VERSION installed (Ipopt 3.14.11 bundled)"
+  exit 0
+fi
+"${pip[@]}" uninstall --quiet -y cyipopt-wheels >/dev/null 2>&1
+echo "install_ipopt: no cyipopt-wheels $WHEEL_VERSION wheel for this platform; building cyipopt against the system Ipopt"
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -39,7 +55,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 echo "install_ipopt: pip install cyipopt==$CYIPOPT_VERSION (builds against the system Ipopt)"
-if ! "$py" -m pip install --quiet --disable-pip-version-check "cyipopt==$CYIPOPT_VERSION"; then
+if ! "${pip[@]}" install --quiet "cyipopt==$CYIPOPT_VERSION"; then
   echo "install_ipopt: building cyipopt failed; skipping (scipy backend only)"
   exit 0
 fi
