@@ -244,7 +244,7 @@ def simulate(root: Table) -> Trajectory:
     else:
         composed = settings.method == "variational4"
         if composed and settings.alpha != 0.5:
-            raise ScenarioError(f"[integrator] alpha: method 'variational4' composes the symmetric step, "
+            raise ScenarioError("[integrator] alpha", "method 'variational4' composes the symmetric step: "
                                 f"alpha must be 0.5, got {settings.alpha:g}")
         run = variational.simulate(system, q0, dq0, settings.dt, settings.steps, alpha=settings.alpha,
                                    composition="triple_jump" if composed else "none")

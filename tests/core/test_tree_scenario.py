@@ -154,6 +154,25 @@ def test_rk4_method(tmp_path, capsys):
     assert 0 < max(d["constraint_residual"]) < 1e-6     # index-reduced: small but not exact
 
 
+def test_variational4_method(tmp_path, capsys):
+    """The triple-jump composition: constraints exact at the nodes, and closer to a fine
+    midpoint run than the midpoint VI at the same step."""
+    runs = {}
+    for method, dt, steps in (("variational", 0.01, 60), ("variational4", 0.01, 60), ("variational", 0.00125, 480)):
+        text = GOOD.replace('method = "variational"', f'method = "{method}"').replace(
+            "dt = 0.01\nsteps = 60", f"dt = {dt}\nsteps = {steps}")
+        code, err, out = _run(tmp_path, text, capsys)
+        assert code == 0, err
+        runs[(method, steps)] = json.loads(out.read_text())
+    d4 = runs[("variational4", 60)]
+    assert d4["stats"]["method"] == "variational-triple_jump" and len(d4["time"]) == 61
+    assert max(d4["constraint_residual"]) <= 1e-10
+    fine = np.array(runs[("variational", 480)]["q"]["q1"])[-1]
+    err2 = abs(runs[("variational", 60)]["q"]["q1"][-1] - fine)
+    err4 = abs(d4["q"]["q1"][-1] - fine)
+    assert err4 < 0.2 * err2, (err4, err2)
+
+
 @pytest.mark.parametrize("sample,steps,massive", [("tree_double_pendulum.toml", 2000, 2),
                                                    ("tree_scissor_lift.toml", 1000, 11)])
 def test_bundled_samples_run(tmp_path, capsys, sample, steps, massive):
@@ -228,6 +247,8 @@ BAD = [
      "[frames]", "moves no mass"),
     ("unknown method", _edit('method = "variational"', 'method = "euler"'), "[integrator] method", "unknown value"),
     ("alpha range", _edit("steps = 60", "steps = 60\nalpha = 1.5"), "[integrator] alpha", "at most 1"),
+    ("composed with alpha", _edit('method = "variational"\ndt = 0.01\nsteps = 60', 'method = "variational4"\ndt = 0.01\nsteps = 60\nalpha = 0.3'),
+     "[integrator] alpha", "must be 0.5"),
     ("unknown table", GOOD + "\n[extra]\na = 1\n", "[extra]", "unknown table"),
     ("gravity length", _edit("gravity = [0.0, 0.0, -9.81]", "gravity = [0.0, -9.81]"), "[vehicle] gravity", "3 entries"),
 ]
