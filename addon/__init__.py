@@ -5,14 +5,16 @@ wheels are installed); modules that need core import it inside their functions.
 """
 from __future__ import annotations
 
-from . import properties
+from . import articulation_properties, properties
 
-classes = properties.classes
+classes = (*properties.classes, *articulation_properties.classes)
 
 
 def attach() -> None:
     properties.attach()
+    articulation_properties.attach()
 
 
 def detach() -> None:
+    articulation_properties.detach()
     properties.detach()

@@ -460,12 +460,13 @@ def _commit(vehicle, channels: _Channels, ref) -> None:
 
 
 def bake(obj, trajectory, *, frame_start: int = 1, fps: float = 24.0, times=None,
-         scene=None) -> BakeResult:
+         scene=None, parts=()) -> BakeResult:
     """Key ``trajectory`` onto ``obj`` (and its role children) from ``frame_start``.
 
     Frame ``frame_start + k`` shows the trajectory at ``times[k]``; by default
-    ``times = time[0] + k / fps`` up to the last node. Raises VehicleMotionError, with
-    the scene unchanged, when something cannot be baked.
+    ``times = time[0] + k / fps`` up to the last node. ``parts``: more channels (e.g. of
+    :func:`rotation_channels`, one value a frame) baked with them, as children of ``obj``.
+    Raises VehicleMotionError, with the scene unchanged, when something cannot be baked.
     """
     scene = scene or bpy.context.scene
     _check(trajectory)
@@ -485,6 +486,11 @@ def bake(obj, trajectory, *, frame_start: int = 1, fps: float = 24.0, times=None
         if channels is not None:
             plan.append(channels)
             seen.add(child.name)
+    for channels in parts:
+        if channels.obj.name in seen:
+            raise _error(f"bake: '{channels.obj.name}' is keyed twice (a part and a role of '{obj.name}')")
+        plan.append(channels)
+        seen.add(channels.obj.name)
 
     result = BakeResult(int(frames[0]), int(frames[-1]))
     if any(not c.mute for c in obj.constraints):
@@ -518,6 +524,38 @@ def clear_bake(obj) -> list[str]:
     if not restored:
         raise _error(f"'{obj.name}' has no baked motion to clear")
     return restored
+
+
+def rotation_channels(obj, joint_q: np.ndarray) -> _Channels:
+    """Channels turning ``obj`` from its rest rotation by ``joint_q`` (K, 4), quaternions about
+    its own local axes (rotation = rest ∘ joint), one a frame; for :func:`bake` or :func:`bake_channels`."""
+    from ..core.lie import quaternion
+    _check_rotation_mode(obj)
+    rest = _rest(obj)
+    q = quaternion.multiply(_rest_quaternion(obj, rest)[None], np.asarray(joint_q, dtype=float))
+    return _Channels(obj, _rotation_curves(obj, q, rest), rest)
+
+
+def bake_channels(owner, plan: list, frames, scene=None) -> BakeResult:
+    """Key each channels' object at ``frames`` into a new action, as baked by ``owner`` (whose own
+    animation is not touched): every action is complete before anything in the scene changes."""
+    scene = scene or bpy.context.scene
+    frames = np.asarray(frames, dtype=float)
+    refs: list = []
+    try:
+        for channels in plan:
+            refs.append(_new_action(channels, frames))
+    except Exception:
+        for ref in refs:
+            action_compat.remove_action(ref.action)
+        raise
+    result = BakeResult(int(frames[0]), int(frames[-1]))
+    for channels, ref in zip(plan, refs):
+        _commit(owner, channels, ref)
+        result.objects.append(channels.obj.name)
+        result.fcurves += len(channels.curves)
+    scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
+    return result
 
 
 def bake_stored(obj, scene=None) -> BakeResult:

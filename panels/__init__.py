@@ -1,6 +1,6 @@
 """Panels: draw only."""
 from __future__ import annotations
 
-from . import vehicle_panel
+from . import articulation_panel, vehicle_panel
 
-classes = vehicle_panel.classes
+classes = (*vehicle_panel.classes, *articulation_panel.classes)
