@@ -22,7 +22,7 @@ import numpy as np
 from . import costs as C
 from .models import Model
 from .obstacles import Obstacle, hazard
-from .problem import NLP, Group
+from .problem import NLP, Group, LastCall
 
 
 @dataclass(frozen=True)
@@ -74,8 +74,15 @@ def waypoint_group(model: Model, wp: Waypoint, node: int) -> Group:
         p, J = model.point_map(X, np.zeros((X.shape[0], 3)), *ref)
         return (2.0 * np.einsum("bi,bij->bj", p - w, J))[:, None, :]
 
+    def hess(X, lam, w, *ref):
+        """λ (2 JᵀJ + 2 Σ_i (p − w)_i ∇²p_i)."""
+        body = np.zeros((X.shape[0], 3))
+        p, J = model.point_map(X, body, *ref)
+        H = 2.0 * (np.einsum("bij,bik->bjk", J, J) + model.point_curvature(X, body, p - w, *ref))
+        return lam[:, 0, None, None] * H
+
     mask = _point_mask(model, origin=True)
-    return Group(f"waypoint {wp.label}", idx, fun, mask, jac=jac, params=(target,) + ref,
+    return Group(f"waypoint {wp.label}", idx, fun, mask, jac=jac, hess=hess, params=(target,) + ref,
                  lower=-np.inf, upper=wp.radius**2, labels=[f"node {node}"])
 
 
@@ -104,22 +111,39 @@ def _sphere_instances(model: Model, spheres: np.ndarray):
     return idx, body, radius, ref, labels, origin
 
 
-def clearance_group(model: Model, obstacle: Obstacle, spheres: np.ndarray) -> Group:
+class _Shared:
+    """What every obstacle's groups share: the sphere instances and the body points at the last X."""
+
+    def __init__(self, model: Model, spheres: np.ndarray):
+        self.instances = _sphere_instances(model, spheres)
+        self.points = LastCall(model.point_map)
+
+
+def clearance_group(model: Model, obstacle: Obstacle, spheres: np.ndarray, shared: _Shared | None = None) -> Group:
     """d_o(x_k + R_k c_s) − r_s ≥ margin for every node and collision sphere."""
-    idx, body, radius, ref, labels, origin = _sphere_instances(model, spheres)
+    shared = shared or _Shared(model, spheres)
+    idx, body, radius, ref, labels, origin = shared.instances
+    points = shared.points
+    distance = LastCall(lambda X, b, *ref: obstacle.distance(points(X, b, *ref)[0]))
 
     def fun(X, b, r, *ref):
-        p, _ = model.point_map(X, b, *ref)
-        d, _ = obstacle.distance(p)
+        d, _ = distance(X, b, *ref)
         return (d - r)[:, None]
 
     def jac(X, b, r, *ref):
-        p, J = model.point_map(X, b, *ref)
-        _, g = obstacle.distance(p)
-        return np.einsum("bi,bij->bj", g, J)[:, None, :]
+        _, J = points(X, b, *ref)
+        _, g = distance(X, b, *ref)
+        return np.matmul(g[:, None, :], J)
 
-    return Group(obstacle.label, idx, fun, _point_mask(model, origin), jac=jac, params=(body, radius) + ref,
-                 lower=obstacle.margin, upper=np.inf, labels=labels)
+    def hess(X, lam, b, r, *ref):
+        """λ (Jᵀ ∇²d J + Σ_i ∂_i d ∇²p_i), J = ∂p/∂X."""
+        p, J = points(X, b, *ref)
+        _, g, Hd = obstacle.distance_hessian(p)
+        H = np.swapaxes(J, 1, 2) @ (Hd @ J) + model.point_curvature(X, b, g, *ref)
+        return lam[:, 0, None, None] * H
+
+    return Group(obstacle.label, idx, fun, _point_mask(model, origin), jac=jac, hess=hess,
+                 params=(body, radius) + ref, lower=obstacle.margin, upper=np.inf, labels=labels)
 
 
 def hazard_group(model: Model, obstacle: Obstacle, spheres: np.ndarray, weight: float, length: float) -> Group:
@@ -149,9 +173,25 @@ def hazard_group(model: Model, obstacle: Obstacle, spheres: np.ndarray, weight: 
         out[:, 0, P] = weight * phi / N
         return out
 
+    def hess(X, lam, b, r, *ref):
+        """w λ [h(φ'' ∇d∇dᵀ + φ' ∇²d), φ' ∇d/N; φ' ∇dᵀ/N, 0] with ∇d = Jᵀ∇_p d, ∇²d = Jᵀ∇²_p d J + curvature."""
+        p, J = model.point_map(X[:, :P], b, *ref)
+        d, g, Hd = obstacle.distance_hessian(p)
+        phi, dphi = hazard(d - r, length)
+        ddphi = phi / (length * length)
+        gx = np.einsum("bi,bij->bj", g, J)
+        Hx = np.swapaxes(J, 1, 2) @ (Hd @ J) + model.point_curvature(X[:, :P], b, g, *ref)
+        h = X[:, P] / N
+        s = weight * lam[:, 0]
+        H = np.zeros((X.shape[0], P + 1, P + 1))
+        H[:, :P, :P] = (s * h)[:, None, None] * (ddphi[:, None, None] * gx[:, :, None] * gx[:, None, :]
+                                                 + dphi[:, None, None] * Hx)
+        H[:, :P, P] = H[:, P, :P] = (s * dphi / N)[:, None] * gx
+        return H
+
     pm = _point_mask(model, origin)
     mask = np.concatenate([pm, np.ones(pm.shape[:-1] + (1,), dtype=bool)], axis=-1)
-    return Group(f"cost: hazard ({obstacle.label})", idx, fun, mask, jac=jac, params=(body, radius) + ref)
+    return Group(f"cost: hazard ({obstacle.label})", idx, fun, mask, jac=jac, hess=hess, params=(body, radius) + ref)
 
 
 def assemble(model: Model, spec: Spec) -> NLP:
@@ -164,8 +204,9 @@ def assemble(model: Model, spec: Spec) -> NLP:
         groups.append(waypoint_group(model, wp, node))
         if wp.heading is not None:
             groups.extend(model.fix_heading(node, wp.heading, wp.label))
+    shared = _Shared(model, spec.spheres) if spec.obstacles else None
     for ob in spec.obstacles:
-        groups.append(clearance_group(model, ob, spec.spheres))
+        groups.append(clearance_group(model, ob, spec.spheres, shared))
     cw = spec.cost
     u_idx = model.control_idx
     weights = np.array([cw.input_weights.get(name, 1.0) for name in model.inputs])

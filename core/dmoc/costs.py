@@ -8,7 +8,7 @@ values are summed. h = T/N throughout (T the duration, a variable when free).
     path length Σ_k (√(|p_{k+1} − p_k|² + ε²) − ε)           (a smooth |Δp|, ε = 1 mm)
     hazard      Σ_k h w exp(−d_k/ℓ)                          (see obstacles.py; built in constraints.py)
 
-Each has its analytic gradient; the Hessians are the generic coloured differences.
+Each has its analytic gradient and Hessian.
 """
 from __future__ import annotations
 
@@ -36,9 +36,18 @@ def effort(u_idx: np.ndarray, T_idx: int, weights: np.ndarray, scale: float = 1.
         J[:, 0, nu] = (u * u @ w) / N
         return J
 
+    def hess(X, lam):
+        """λ [2h diag(w), 2wu/N; 2(wu)ᵀ/N, 0]."""
+        u, h = X[:, :nu], X[:, nu] / N
+        lm = lam[:, 0]
+        H = np.zeros((X.shape[0], nu + 1, nu + 1))
+        H[:, np.arange(nu), np.arange(nu)] = (2.0 * lm * h)[:, None] * w
+        H[:, :nu, nu] = H[:, nu, :nu] = (2.0 * lm / N)[:, None] * w * u
+        return H
+
     mask = np.ones((1, nu + 1), dtype=bool)
     mask[0, :nu] = w != 0
-    return Group("cost: effort", idx, fun, mask, jac=jac)
+    return Group("cost: effort", idx, fun, mask, jac=jac, hess=hess)
 
 
 def duration(T_idx: int, weight: float) -> Group:
@@ -67,9 +76,27 @@ def smoothness(u_idx: np.ndarray, T_idx: int, weights: np.ndarray, scale: float 
         J[:, 0, 2 * nu] = -(du * du @ w) * inv_h / X[:, 2 * nu]
         return J
 
+    def hess(X, lam):
+        """f = Σ w du²/T·N over (u_{k−1}, u_k, T): ∂²/∂du² = 2w N/T, ∂²/∂du∂T = −2w du N/T², ∂²/∂T² = 2 f/T²
+        (du = u_k − u_{k−1}: the (u, u) block is [D, −D; −D, D])."""
+        du = X[:, nu:2 * nu] - X[:, :nu]
+        T = X[:, 2 * nu]
+        lm = lam[:, 0]
+        B = X.shape[0]
+        D = (2.0 * lm * N / T)[:, None] * w
+        gT = (-2.0 * lm * N / T**2)[:, None] * w * du
+        H = np.zeros((B, 2 * nu + 1, 2 * nu + 1))
+        i = np.arange(nu)
+        H[:, i, i] = H[:, nu + i, nu + i] = D
+        H[:, i, nu + i] = H[:, nu + i, i] = -D
+        H[:, nu:2 * nu, 2 * nu] = H[:, 2 * nu, nu:2 * nu] = gT
+        H[:, :nu, 2 * nu] = H[:, 2 * nu, :nu] = -gT
+        H[:, 2 * nu, 2 * nu] = 2.0 * lm * (du * du @ w) * N / T**3
+        return H
+
     mask = np.ones((1, 2 * nu + 1), dtype=bool)
     mask[0, :nu] = mask[0, nu:2 * nu] = w != 0
-    return Group("cost: smoothness", idx, fun, mask, jac=jac)
+    return Group("cost: smoothness", idx, fun, mask, jac=jac, hess=hess)
 
 
 def path_length(p_idx: np.ndarray, weight: float) -> Group:
@@ -86,7 +113,15 @@ def path_length(p_idx: np.ndarray, weight: float) -> Group:
         g = weight * dp / np.sqrt(np.sum(dp * dp, axis=1) + PATH_EPS**2)[:, None]
         return np.concatenate([-g, g], axis=1)[:, None, :]
 
-    return Group("cost: path_length", idx, fun, np.ones((1, 2 * d), dtype=bool), jac=jac)
+    def hess(X, lam):
+        """w λ [A, −A; −A, A], A = (I − nnᵀ)/ℓ with ℓ = √(|dp|² + ε²), n = dp/ℓ."""
+        dp = X[:, d:] - X[:, :d]
+        ell = np.sqrt(np.sum(dp * dp, axis=1) + PATH_EPS**2)
+        n = dp / ell[:, None]
+        A = (weight * lam[:, 0] / ell)[:, None, None] * (np.eye(d) - n[:, :, None] * n[:, None, :])
+        return np.block([[A, -A], [-A, A]])
+
+    return Group("cost: path_length", idx, fun, np.ones((1, 2 * d), dtype=bool), jac=jac, hess=hess)
 
 
 __all__ = ["effort", "duration", "smoothness", "path_length", "PATH_EPS"]

@@ -56,23 +56,80 @@ def capsule_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray, radius: float)
     return n - radius, dv / np.maximum(n, TINY)[..., None]
 
 
-def box_distance(p: np.ndarray, center: np.ndarray, rotation: np.ndarray,
-                 half_extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact signed distance to an oriented box and its gradient (see the module docstring)."""
+def _box(p: np.ndarray, center: np.ndarray, rotation: np.ndarray, half_extents: np.ndarray, curvature: bool):
     q = (np.asarray(p, dtype=float) - center) @ rotation  # Qᵀ(p − c) for row vectors
     s = np.where(q < 0.0, -1.0, 1.0)
     w = np.abs(q) - half_extents
     out_v = np.maximum(w, 0.0)
     out = _norm(out_v)
-    inside_j = np.argmax(w, axis=-1)
-    inside = np.take_along_axis(w, inside_j[..., None], axis=-1)[..., 0]
     outside = out > 0.0
-    g_out = s * out_v / np.maximum(out, TINY)[..., None]
-    g_in = np.zeros_like(q)
-    np.put_along_axis(g_in, inside_j[..., None], np.take_along_axis(s, inside_j[..., None], axis=-1), axis=-1)
-    g_local = np.where(outside[..., None], g_out, g_in)
-    d = np.where(outside, out, inside)
-    return d, g_local @ rotation.T
+    g_local = s * out_v / np.where(outside, out, 1.0)[..., None]
+    d = out
+    if not np.all(outside):
+        inside_j = np.argmax(w, axis=-1)
+        at = (np.arange(len(w)),) if w.ndim == 2 else ()
+        if w.ndim == 2:
+            g_in = np.zeros_like(q)
+            g_in[at[0], inside_j] = s[at[0], inside_j]
+            inside = w[at[0], inside_j]
+        else:
+            g_in = np.zeros_like(q)
+            np.put_along_axis(g_in, inside_j[..., None], np.take_along_axis(s, inside_j[..., None], axis=-1), axis=-1)
+            inside = np.take_along_axis(w, inside_j[..., None], axis=-1)[..., 0]
+        g_local = np.where(outside[..., None], g_local, g_in)
+        d = np.where(outside, out, inside)
+    g = g_local @ rotation.T
+    if not curvature:
+        return d, g
+    Hl = _curvature((w > 0.0)[..., :, None] * np.eye(3), g_local, np.where(outside, d, 1.0))
+    Hl *= outside[..., None, None]
+    return d, g, rotation @ Hl @ rotation.T
+
+
+def box_distance(p: np.ndarray, center: np.ndarray, rotation: np.ndarray,
+                 half_extents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact signed distance to an oriented box and its gradient (see the module docstring)."""
+    return _box(p, center, rotation, half_extents, False)
+
+
+# Curvature of the distance: ∇²d = (P − ∇d ∇dᵀ)/n with n the distance to the nearest point of the
+# obstacle's core (centre, segment, box) and P the projector onto the directions in which that
+# nearest point stays put (sphere: I; capsule: I − uuᵀ inside the segment, u along it, I at an end;
+# box, in its frame: the axes on which the point is outside the slab). Deep inside a box d is
+# piecewise linear: ∇²d = 0. n is floored at CURV_FLOOR (the centre of a sphere is a kink).
+CURV_FLOOR = 1e-9
+
+
+def _curvature(P: np.ndarray, g: np.ndarray, n: np.ndarray) -> np.ndarray:
+    return (P - g[..., :, None] * g[..., None, :]) / np.maximum(n, CURV_FLOOR)[..., None, None]
+
+
+def sphere_distance_hessian(p: np.ndarray, center: np.ndarray, radius: float):
+    """d, ∇d (B, 3) and ∇²d (B, 3, 3) of :func:`sphere_distance`."""
+    dv = np.asarray(p, dtype=float) - center
+    n = _norm(dv)
+    g = dv / np.maximum(n, TINY)[..., None]
+    return n - radius, g, _curvature(np.eye(3), g, n)
+
+
+def capsule_distance_hessian(p: np.ndarray, a: np.ndarray, b: np.ndarray, radius: float):
+    """d, ∇d and ∇²d of :func:`capsule_distance`."""
+    p = np.asarray(p, dtype=float)
+    ab = b - a
+    L2 = max(float(ab @ ab), TINY)
+    t_raw = ((p - a) @ ab) / L2
+    t = np.clip(t_raw, 0.0, 1.0)
+    dv = p - (a + t[..., None] * ab)
+    n = _norm(dv)
+    g = dv / np.maximum(n, TINY)[..., None]
+    inner = (t_raw > 0.0) & (t_raw < 1.0)
+    P = np.eye(3) - inner[..., None, None] * (np.outer(ab, ab) / L2)
+    return n - radius, g, _curvature(P, g, n)
+
+
+def box_distance_hessian(p: np.ndarray, center: np.ndarray, rotation: np.ndarray, half_extents: np.ndarray):
+    """d, ∇d and ∇²d of :func:`box_distance` (zero curvature inside)."""
+    return _box(p, center, rotation, half_extents, True)
 
 
 @dataclass(frozen=True)
@@ -99,6 +156,16 @@ class Obstacle:
             return box_distance(p, self.center, self.rotation, self.half_extents)
         raise ValueError(f"unknown obstacle kind {self.kind!r}")
 
+    def distance_hessian(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Signed distance (B,), its gradient (B, 3) and its Hessian (B, 3, 3)."""
+        if self.kind == "sphere":
+            return sphere_distance_hessian(p, self.center, self.radius)
+        if self.kind == "capsule":
+            return capsule_distance_hessian(p, self.a, self.b, self.radius)
+        if self.kind == "box":
+            return box_distance_hessian(p, self.center, self.rotation, self.half_extents)
+        raise ValueError(f"unknown obstacle kind {self.kind!r}")
+
     def bounding_radius(self) -> float:
         if self.kind == "sphere":
             return self.radius
@@ -116,4 +183,5 @@ def hazard(d: np.ndarray, length: float) -> tuple[np.ndarray, np.ndarray]:
     return e, -e / length
 
 
-__all__ = ["Obstacle", "sphere_distance", "capsule_distance", "box_distance", "hazard"]
+__all__ = ["Obstacle", "sphere_distance", "capsule_distance", "box_distance", "hazard", "sphere_distance_hessian",
+           "capsule_distance_hessian", "box_distance_hessian", "CURV_FLOOR"]

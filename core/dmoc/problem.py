@@ -15,8 +15,10 @@ pattern of the paper — and it is what the solvers receive. Derivatives that a 
 does not give analytically are central finite differences over its L local
 coordinates, all K instances perturbed at once: this is exactly the column-group
 colouring (columns of steps k, k + 3, k + 6, … together) of the banded Jacobian,
-never a dense difference over all variables. The Lagrangian Hessian is the
-same kind of coloured central difference of the analytic Jacobians.
+never a dense difference over all variables. The Lagrangian Hessian is exact where a group
+gives ``hess`` (the car's update by second-order jets, obstacles, waypoints, costs, bounds), and
+otherwise the same kind of coloured central difference of the analytic Jacobians (index plan
+built once per group).
 
 Variables fixed by the scenario (the start state, a goal pose given exactly, a
 waypoint heading) are removed from the decision vector: they stay on their values and
@@ -135,6 +137,7 @@ class Group:
         if self.hess_colors is None:
             self.hess_colors = np.arange(self.L)
         self.hess_colors = np.asarray(self.hess_colors)
+        self._fd_plan: tuple[list[np.ndarray], tuple[np.ndarray, ...]] | None = None
         shape = (self.K, self.m)
         self.lower = np.broadcast_to(np.asarray(self.lower, dtype=float), shape).copy()
         self.upper = np.broadcast_to(np.asarray(self.upper, dtype=float), shape).copy()
@@ -179,12 +182,37 @@ class Group:
         cols = np.flatnonzero(self.nonlinear)
         if not len(cols):
             return np.zeros((X.shape[0], self.L, self.L))
-        colors = [cols[self.hess_colors[cols] == c] for c in np.unique(self.hess_colors[cols])]
+        if self._fd_plan is None:
+            colors = [cols[self.hess_colors[cols] == c] for c in np.unique(self.hess_colors[cols])]
+            self._fd_plan = (colors, fd_hessian_plan(colors, self.hess_mask))
+        colors, plan = self._fd_plan
         jac = self.jacobian
         if self.hess_jac is not None:
             hj = self.hess_jac
             jac = lambda Xb, pb: np.asarray(hj(Xb, *pb), dtype=float).reshape(Xb.shape[0], self.m, self.L)  # noqa: E731
-        return fd_hessian_colored(jac, X, self.params, lam, colors, self.hess_mask)
+        return fd_hessian_colored(jac, X, self.params, lam, colors, self.hess_mask, plan)
+
+
+class LastCall:
+    """f(X, *params) remembered at the last point: IPOPT asks the values, the Jacobian and the Hessian
+    at the same z, and groups that share a sub-computation (the body points of every obstacle's
+    clearance) ask it once. A hit needs X equal (values) and the very same params objects (the
+    remembered ones are kept alive, so identity cannot be recycled)."""
+
+    def __init__(self, f: Callable[..., Any]):
+        self.f = f
+        self.X: np.ndarray | None = None
+        self.params: tuple[Any, ...] = ()
+        self.out: Any = None
+
+    def __call__(self, X: np.ndarray, *params: Any) -> Any:
+        last = self.X
+        if (last is not None and last.shape == X.shape and len(params) == len(self.params)
+                and all(a is b for a, b in zip(params, self.params)) and np.array_equal(last, X)):
+            return self.out
+        self.out = self.f(X, *params)
+        self.X, self.params = np.array(X, dtype=float, copy=True), params
+        return self.out
 
 
 def _tile(params: tuple[np.ndarray, ...], reps: int) -> tuple[np.ndarray, ...]:
@@ -241,14 +269,36 @@ def fd_hessian(jac: Callable[..., np.ndarray], X: np.ndarray, params: tuple[np.n
     return np.transpose((G[:nc] - G[nc:]) / (2 * d.T[:, :, None]), (1, 0, 2))
 
 
+def fd_hessian_plan(colors: Sequence[np.ndarray], hmask: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Where :func:`fd_hessian_colored` reads each Hessian entry: (colour, row, column) triples of the
+    entries that colour(c)'s difference gives alone, the (L, L) mask of those, and of their transposes."""
+    L = hmask.shape[0]
+    ci, rr, cc = [], [], []
+    for i, cols in enumerate(colors):
+        owners = hmask[:, cols]                               # (L rows, |cols|)
+        unique_row = owners.sum(axis=1) == 1
+        for j, c in enumerate(cols):
+            rows = np.flatnonzero(owners[:, j] & unique_row)
+            ci.extend([i] * len(rows))
+            rr.extend(rows.tolist())
+            cc.extend([int(c)] * len(rows))
+    ci, rr, cc = (np.asarray(v, dtype=np.int64) for v in (ci, rr, cc))
+    filled = np.zeros((L, L), dtype=bool)
+    filled[rr, cc] = True
+    return ci, rr, cc, filled & filled.T, filled
+
+
 def fd_hessian_colored(jac: Callable[..., np.ndarray], X: np.ndarray, params: tuple[np.ndarray, ...],
-                       lam: np.ndarray, colors: Sequence[np.ndarray], hmask: np.ndarray) -> np.ndarray:
+                       lam: np.ndarray, colors: Sequence[np.ndarray], hmask: np.ndarray,
+                       plan: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
     """∇²(lamᵀ value) (K, L, L) by central differences of the Jacobian, one perturbation pair per
     colour: every column of a colour is perturbed at once (Curtis–Powell–Reid within the instance).
     Entry (r, c) is read off colour(c)'s difference when c is the only column of its colour in Hessian
-    row r (``hmask``); the others are filled from the transposed entry; both → their mean."""
+    row r (``hmask``); the others are filled from the transposed entry; both → their mean. ``plan``:
+    :func:`fd_hessian_plan` of (colors, hmask), computed once by the caller."""
     K, L = X.shape
     C = len(colors)
+    ci, rr, cc, both, filled = fd_hessian_plan(colors, hmask) if plan is None else plan
     d = _steps(X)
     P = np.repeat(X[None], 2 * C, axis=0)
     for i, cols in enumerate(colors):
@@ -258,15 +308,7 @@ def fd_hessian_colored(jac: Callable[..., np.ndarray], X: np.ndarray, params: tu
     G = np.einsum("pkml,km->pkl", J, lam)
     D = 0.5 * (G[:C] - G[C:])  # (C, K, L)
     H = np.zeros((K, L, L))
-    filled = np.zeros((L, L), dtype=bool)
-    for i, cols in enumerate(colors):
-        owners = hmask[:, cols]                               # (L rows, |cols|)
-        unique_row = owners.sum(axis=1) == 1
-        for j, c in enumerate(cols):
-            rows = np.flatnonzero(owners[:, j] & unique_row)
-            H[:, rows, c] = D[i][:, rows] / d[:, c][:, None]
-            filled[rows, c] = True
-    both = filled & filled.T
+    H[:, rr, cc] = D[ci, :, rr].T / d[:, cc]
     Ht = np.swapaxes(H, 1, 2)
     return np.where(both, 0.5 * (H + Ht), np.where(filled, H, Ht)) * hmask
 
@@ -489,5 +531,5 @@ def check_finite(name: str, a: np.ndarray) -> None:
         raise VehicleMotionError(f"{name}: non-finite values")
 
 
-__all__ = ["Layout", "Group", "NLP", "Evaluation", "fd_jacobian", "cs_jacobian", "fd_hessian",
-           "fd_hessian_colored", "FD_STEP", "CS_STEP"]
+__all__ = ["Layout", "Group", "NLP", "Evaluation", "LastCall", "fd_jacobian", "cs_jacobian", "fd_hessian",
+           "fd_hessian_colored", "fd_hessian_plan", "FD_STEP", "CS_STEP"]

@@ -56,6 +56,11 @@ class Model:
         """World position of body points (B, 3) at poses X (B, pose_dim), and ∂/∂X (B, 3, pose_dim)."""
         raise NotImplementedError
 
+    def point_curvature(self, X: np.ndarray, body: np.ndarray, w: np.ndarray, *ref: np.ndarray) -> np.ndarray:
+        """Σ_i w_i ∇²p_i (B, pose_dim, pose_dim): the second derivatives of the body point map contracted
+        with a world vector w (B, 3)."""
+        raise NotImplementedError
+
     # -- hooks ---------------------------------------------------------------------------------
     def dynamics(self) -> list[Group]:
         raise NotImplementedError
@@ -85,4 +90,14 @@ def se2_point_map(X: np.ndarray, body: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return p, J
 
 
-__all__ = ["Model", "MODELS", "MAX_STEPS", "se2_point_map"]
+def se2_point_curvature(X: np.ndarray, body: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Σ_i w_i ∇²p_i of :func:`se2_point_map`: only ∂²/∂θ² = −(p − (x, y, b_z)) is nonzero."""
+    th = X[:, 0]
+    c, s = np.cos(th), np.sin(th)
+    bx, by = body[:, 0], body[:, 1]
+    H = np.zeros((X.shape[0], 3, 3))
+    H[:, 0, 0] = -w[:, 0] * (c * bx - s * by) - w[:, 1] * (s * bx + c * by)
+    return H
+
+
+__all__ = ["Model", "MODELS", "MAX_STEPS", "se2_point_map", "se2_point_curvature"]

@@ -27,8 +27,10 @@ from ...lie._series import smooth
 from ...scenario import Table
 from ...trajectory import Trajectory
 from ...vehicles import car as carlib
+from .. import jets
+from ..jets import Jet
 from ..problem import Group
-from . import MAX_STEPS, Model, se2_point_map
+from . import MAX_STEPS, Model, se2_point_curvature, se2_point_map
 
 PSI, SIG, TH, X, Y, P = range(6)
 
@@ -74,6 +76,9 @@ class CarModel(Model):
 
     def point_map(self, X, body, *ref):
         return se2_point_map(X, body)
+
+    def point_curvature(self, X, body, w, *ref):
+        return se2_point_curvature(X, body, w)
 
     # -- bounds, start, goal ------------------------------------------------------------------
     def set_input_bounds(self, name: str, lo: float, hi: float) -> None:
@@ -161,7 +166,17 @@ class CarModel(Model):
             J[:, 0, 1] = car.wheel_radius / M
             return J
 
-        return Group(name, idx, fun, np.ones((1, 2), dtype=bool), jac=jac, lower=lo, upper=hi,
+        def hess(Xl, lam):
+            """λ ρ [−2cp(M − 4cσ²)/M³, −2cσ/M²; −2cσ/M², 0]."""
+            sg, p = Xl[:, 0], Xl[:, 1]
+            M = car.reduced_inertia(sg)
+            s = lam[:, 0] * car.wheel_radius
+            H = np.zeros((Xl.shape[0], 2, 2))
+            H[:, 0, 0] = -2.0 * s * car.c * p * (M - 4.0 * car.c * sg * sg) / M**3
+            H[:, 0, 1] = H[:, 1, 0] = -2.0 * s * car.c * sg / M**2
+            return H
+
+        return Group(name, idx, fun, np.ones((1, 2), dtype=bool), jac=jac, hess=hess, lower=lo, upper=hi,
                      labels=[f"node {k}" for k in nodes])
 
     # -- dynamics -----------------------------------------------------------------------------
@@ -195,29 +210,32 @@ class CarModel(Model):
         def fun(Xl):
             h = Xl[:, 14] / N
             out = np.empty((Xl.shape[0], 6))
-            for hv in np.unique(h):
-                sel = h == hv
-                out[sel] = Xl[sel, 8:14] - carlib.step(Xl[sel, :6], Xl[sel, 6:8], float(hv), alpha, car)
+            for hv, sel in _h_sets(h):
+                out[sel] = Xl[sel, 8:14] - carlib.step(Xl[sel, :6], Xl[sel, 6:8], hv, alpha, car)
             return out
 
         def jac(Xl):
             h = Xl[:, 14] / N
             J = np.zeros((Xl.shape[0], 6, 15))
             J[:, :, 8:14] = np.eye(6)
-            for hv in np.unique(h):
-                sel = h == hv
+            for hv, sel in _h_sets(h):
                 s, u = Xl[sel, :6], Xl[sel, 6:8]
-                _, Js, Ju = carlib.step_jacobian(s, u, float(hv), alpha, car)
+                _, Js, Ju = carlib.step_jacobian(s, u, hv, alpha, car)
                 J[sel, :, :6] = -Js
                 J[sel, :, 6:8] = -Ju
                 if free_T:
-                    J[sel, :, 14] = -step_dh(car, s, u, float(hv), alpha) / N
+                    J[sel, :, 14] = -step_dh(car, s, u, hv, alpha) / N
             return J
+
+        def hess(Xl, lam):
+            H = np.zeros((Xl.shape[0], 15, 15))
+            H[:, _NL[:, None], _NL[None, :]] = -step_lagrangian_hessian(car, Xl[:, _NL], lam, N, alpha)
+            return H
 
         # ψ_k, x_k, y_k and s_{k+1} enter with constant coefficients: zero Hessian rows
         nonlinear = np.zeros(15, dtype=bool)
-        nonlinear[[SIG, TH, P, 6, 7, 14]] = True
-        return [Group("dynamics", idx, fun, self._mask(), jac=jac, nonlinear=nonlinear,
+        nonlinear[_NL] = True
+        return [Group("dynamics", idx, fun, self._mask(), jac=jac, hess=hess, nonlinear=nonlinear,
                       labels=[f"step {k}" for k in range(N)])]
 
     def presolve_checks(self):
@@ -319,6 +337,43 @@ class CarModel(Model):
 # d/dz (sin z / z) = (z cos z − sin z)/z² = z · g(z²), g by series near 0 (finite at ω = 0)
 _dsinc_over_z = smooth(lambda t: (np.cos(t) - np.sin(t) / t) / t**2,
                        [-1 / 3, 1 / 30, -1 / 840, 1 / 45360, -1 / 3991680, 1 / 518918400])
+
+
+def _h_sets(h: np.ndarray):
+    """(h value, selection) for each distinct step length in a batch (one, unless T is perturbed)."""
+    if np.all(h == h[0]):
+        yield float(h[0]), slice(None)
+        return
+    for hv in np.unique(h):
+        yield float(hv), h == hv
+
+
+# local columns of (σ_k, θ_k, p_k, f_k, w_k, T) in the dynamics group: the variables Φ is nonlinear in
+_NL = np.array([SIG, TH, P, 6, 7, 14])
+
+
+def step_lagrangian_hessian(car: carlib.Car, V: np.ndarray, lam: np.ndarray, N: int, alpha: float) -> np.ndarray:
+    """Σ_i λ_i ∇²Φ_i (B, 6, 6) over V = (σ, θ, p, f, w, T) (B, 6), h = T/N: exact second derivatives
+    of the explicit car update (``core.vehicles.car.advance``) by second-order jets (``core.dmoc.jets``):
+
+        σ_{k+α} = σ + αhw,  u^ψ = (p + h(1−α)f)/(a + cσσ_{k+α}),  z = ½κhσ_{k+α}u^ψ,
+        ψ₁ = ψ + hu^ψ,  σ₁ = σ + hw,  θ₁ = θ + 2z,  (x₁, y₁) = (x, y) + ρhu^ψ sinc z (cos, sin)(θ + z),
+        p₁ = p + hf + (2c/κ) w z.
+    """
+    sg, th, p, f, w, T = Jet.variables(V)
+    lam = np.asarray(lam, dtype=float)
+    h = T * (1.0 / N)
+    hw = h * w
+    sa = sg + hw.scale(alpha)
+    u = (p + (h * f).scale(1.0 - alpha)) / ((sg * sa).scale(car.c) + car.a)
+    hu = h * u
+    z = (sa * hu).scale(0.5 * car.kappa)
+    chord = (hu * jets.sinc(z, _dsinc_over_z)).scale(car.wheel_radius)
+    tm = th + z
+    Lg = (hu.scale(lam[:, PSI]) + hw.scale(lam[:, SIG]) + z.scale(2.0 * lam[:, TH])
+          + chord * (jets.cos(tm).scale(lam[:, X]) + jets.sin(tm).scale(lam[:, Y]))
+          + (h * f + (w * z).scale(2.0 * car.c / car.kappa)).scale(lam[:, P]))
+    return Lg.hessian()
 
 
 def step_dh(car: carlib.Car, s: np.ndarray, u: np.ndarray, h: float, alpha: float) -> np.ndarray:

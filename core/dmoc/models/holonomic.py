@@ -200,6 +200,30 @@ class HolonomicModel(Model):
         J[:, :, 3:] = _I3
         return p, J
 
+    def point_curvature(self, X, body, w, Rref):
+        """Σ_i w_i ∇²p_i of :meth:`point_map`: only the ρρ block, ∇²(w̄ᵀ cay(ρ) c) with w̄ = R̄ᵀw. Writing
+        cay(ρ) c = c + s(ρ) (ρ × c + ½ ρ̂² c), s = 4/(4 + |ρ|²) and q = w̄ᵀ(ρ × c + ½ ρ̂² c) (quadratic):
+        ∇² = q ∇²s + ∇s ∇qᵀ + ∇q ∇sᵀ + s ∇²q with ∇s = −s²ρ/2, ∇²s = −s²/2 I + s³/2 ρρᵀ,
+        ∇q = c × w̄ + ½(w̄ (ρ·c) + c (w̄·ρ)) − (w̄·c) ρ, ∇²q = ½(w̄cᵀ + cw̄ᵀ) − (w̄·c) I."""
+        rho = X[:, :3]
+        c = np.asarray(body, dtype=float)
+        wb = np.einsum("bji,bj->bi", Rref, w)
+        r2 = np.einsum("bi,bi->b", rho, rho)
+        s = 4.0 / (4.0 + r2)
+        wc = np.einsum("bi,bi->b", wb, c)
+        rc = np.einsum("bi,bi->b", rho, c)
+        wr = np.einsum("bi,bi->b", wb, rho)
+        q = np.einsum("bi,bi->b", wb, np.cross(rho, c)) + 0.5 * (wr * rc - wc * r2)
+        gs = -0.5 * (s * s)[:, None] * rho
+        gq = np.cross(c, wb) + 0.5 * (wb * rc[:, None] + c * wr[:, None]) - wc[:, None] * rho
+        Hs = (-0.5 * s * s)[:, None, None] * _I3 + (0.5 * s**3)[:, None, None] * rho[:, :, None] * rho[:, None, :]
+        o = wb[:, :, None] * c[:, None, :]
+        Hq = 0.5 * (o + np.swapaxes(o, 1, 2)) - wc[:, None, None] * _I3
+        gsq = gs[:, :, None] * gq[:, None, :]
+        H = np.zeros((X.shape[0], 6, 6))
+        H[:, :3, :3] = q[:, None, None] * Hs + gsq + np.swapaxes(gsq, 1, 2) + s[:, None, None] * Hq
+        return H
+
     def rotations(self, y: np.ndarray) -> np.ndarray:
         return chart(self.Rref, y[self.rho])
 
@@ -279,9 +303,12 @@ class HolonomicModel(Model):
         mask[3:, 9:12] = np.eye(3, dtype=bool)
         nonlinear = np.zeros(19, dtype=bool)
         nonlinear[[0, 1, 2, 6, 7, 8, 12, 13, 14, 15, 16, 17, 18]] = True
+        # ρ_{k+1} (rotation rows only) and v (translation rows only) share no row: one colour each pair
+        colors = np.arange(19)
+        colors[15:18] = colors[6:9]
         R0, R1 = self.Rref[:-1], self.Rref[1:]
         return Group("dynamics: pose (eq. 9)", idx, fun, mask, jac=jac, params=(R0, R1), nonlinear=nonlinear,
-                     labels=[f"step {k}" for k in range(N)])
+                     hess_colors=colors, labels=[f"step {k}" for k in range(N)])
 
     def _start_group(self) -> Group:
         """k = 0: C(hξ_0)ᵀ𝕀ξ_0 − 𝕀ξ(0) − (h/2)(B(u_0) + E(g_0, ξ(0))); local (ξ_0, u_0, ρ_0, x_0, T)."""
@@ -500,7 +527,8 @@ class HolonomicModel(Model):
         """|v_k|² ≤ v_max² for the body linear velocity of every step."""
         idx = self.xi[:, 3:]
         return Group("bounds: speed", idx, lambda X: np.sum(X * X, axis=1)[:, None], np.ones((1, 3), dtype=bool),
-                     jac=lambda X: (2 * X)[:, None, :], lower=-np.inf, upper=vmax**2,
+                     jac=lambda X: (2 * X)[:, None, :], hess=lambda X, lam: 2.0 * lam[:, :, None] * _I3,
+                     lower=-np.inf, upper=vmax**2,
                      labels=[f"step {k}" for k in range(self.N)])
 
     def heading_group(self, node: int, heading: float, label: str) -> Group:

@@ -1,0 +1,270 @@
+"""Analytic Lagrangian Hessians of the DMOC groups (core.dmoc.jets, obstacles, costs, models).
+
+Every group with an analytic ``hess`` is checked against the coloured central differences of its
+analytic Jacobian (``fd_hessian_colored``, the scheme it replaces) at random points, near the
+identity and at large rotations (|ρ| up to ~3, rotations of ~110°), for every vehicle scenario
+of ``test_dmoc_problem``; the building blocks (jets, the car's update, obstacle distances in every
+region, the body point maps) against central differences of their analytic gradients.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.dmoc import jets
+from core.dmoc.constraints import assemble
+from core.dmoc.initial_guess import initial_guess
+from core.dmoc.models import car as carmodel
+from core.dmoc.models import se2_point_curvature, se2_point_map
+from core.dmoc.models.holonomic import HolonomicModel
+from core.dmoc.obstacles import (box_distance, box_distance_hessian, capsule_distance, capsule_distance_hessian,
+                                 sphere_distance, sphere_distance_hessian)
+from core.dmoc.problem import LastCall, fd_hessian_colored
+from core.dmoc.scenario import read
+from core.lie import so3
+from core.scenario import loads
+from core.vehicles import car as carlib
+from tests.core.test_dmoc_problem import SCENARIOS, _problem
+
+WAYPOINTS = """
+[[waypoints]]
+time = {t1}
+position = {p1}
+radius = 1.0
+heading = 0.4
+[[waypoints]]
+time = {t2}
+position = {p2}
+radius = 2.0
+"""
+
+
+def _fixed_duration(text: str, old: str, duration: float) -> str:
+    """Waypoints need a fixed duration (and then no duration cost)."""
+    return text.replace(old, f"duration = {duration}").replace("duration = 2.0\n", "").replace(
+        "duration = 10.0\n", "")
+
+
+EXTRA = {
+    "car-waypoints": _fixed_duration(SCENARIOS["car"], "min = 3.0\nmax = 6.0", 5.0)
+    + WAYPOINTS.format(t1=2.0, p1="[5.0, 1.0]", t2=3.0, p2="[9.0, 2.0]"),
+    "helicopter-waypoints": _fixed_duration(SCENARIOS["helicopter-cay-turned"], "min = 4.0\nmax = 9.0", 6.0)
+    + WAYPOINTS.format(t1=2.0, p1="[10.0, 1.0, 11.0]", t2=4.0, p2="[25.0, 3.0, 12.0]"),
+}
+
+
+def _fd_columns(fun, X: np.ndarray, step: float = 1e-6) -> np.ndarray:
+    """Central differences of fun (B, ...) over the columns of X (B, n): (B, ..., n)."""
+    cols = []
+    for j in range(X.shape[1]):
+        d = step * np.maximum(1.0, np.abs(X[:, j]))
+        Xp, Xm = X.copy(), X.copy()
+        Xp[:, j] += d
+        Xm[:, j] -= d
+        cols.append((fun(Xp) - fun(Xm)) / d.reshape((-1,) + (1,) * (np.ndim(fun(X)) - 1)) / 2)
+    return np.stack(cols, axis=-1)
+
+
+def _group_problem(name: str, seed: int, large: bool):
+    if name in EXTRA:
+        setup = read(loads(EXTRA[name]))
+        nlp = assemble(setup.model, setup.spec)
+        z = nlp.reduce(initial_guess(setup.model, setup.spec))
+        rng = np.random.default_rng(seed)
+        z = z + rng.normal(scale=0.05, size=z.shape) * np.maximum(1.0, np.abs(z))
+        if setup.model.se3:
+            rho = nlp.freepos[setup.model.rho.ravel()]
+            rho = rho[rho >= 0]
+            z[rho] = rng.normal(scale=1.5 if large else 1e-3, size=len(rho))
+        return nlp, np.clip(z, nlp.lb, nlp.ub)
+    return _problem(name, seed=seed, large=large)
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["near-identity", "large-rotation"])
+@pytest.mark.parametrize("name", sorted(SCENARIOS) + sorted(EXTRA))
+def test_analytic_group_hessians_match_coloured_differences(name, large):
+    nlp, z = _group_problem(name, seed=5, large=large)
+    y = nlp.full(z)
+    rng = np.random.default_rng(6)
+    checked = 0
+    for g in nlp.constraints + nlp.costs:
+        if g.hess is None:
+            continue
+        X = y[g.idx]
+        lam = rng.normal(size=(g.K, g.m))
+        H = g.hessian(X, lam)
+        cols = np.flatnonzero(g.nonlinear)
+        Hd = fd_hessian_colored(lambda Xb, pb: g.jacobian(Xb, pb), X, g.params, lam, [np.array([c]) for c in cols],
+                                np.ones((g.L, g.L), dtype=bool))
+        free = nlp.freepos[g.idx] >= 0  # fixed columns (e.g. T of a fixed duration) are dropped
+        both = free[:, :, None] & free[:, None, :]
+        scale = max(1.0, float(np.abs(Hd).max()))
+        assert np.max(np.abs(H - Hd)[both]) < 1e-7 * scale, g.name
+        assert np.array_equal(H, np.swapaxes(H, 1, 2)), g.name
+        assert not np.any(H[:, ~g.hess_mask]), g.name  # inside the declared Hessian pattern
+        checked += 1
+    assert checked >= 4
+
+
+@pytest.mark.parametrize("name", ["helicopter-cay-turned", "helicopter-exp", "boat"])
+def test_coloured_hessians_match_one_column_per_colour(name):
+    """Groups differenced with shared colours (the pose group's ρ_{k+1}/v, the momentum group's blocks)
+    give the same Hessian as one colour per column."""
+    nlp, z = _problem(name, seed=11, large=True)
+    y = nlp.full(z)
+    rng = np.random.default_rng(12)
+    shared = 0
+    for g in nlp.constraints:
+        if g.hess is not None or g.linear:
+            continue
+        X = y[g.idx]
+        lam = rng.normal(size=(g.K, g.m))
+        cols = np.flatnonzero(g.nonlinear)
+        shared += len(np.unique(g.hess_colors[cols])) < len(cols)
+        jac = ((lambda Xb, pb: g.jacobian(Xb, pb)) if g.hess_jac is None  # the boat's omits the hull's curvature
+               else (lambda Xb, pb: g.hess_jac(Xb, *pb).reshape(len(Xb), g.m, g.L)))
+        Hd = fd_hessian_colored(jac, X, g.params, lam, [np.array([c]) for c in cols], g.hess_mask)
+        assert np.max(np.abs(g.hessian(X, lam) - Hd)) < 1e-7 * max(1.0, float(np.abs(Hd).max())), g.name
+    assert shared >= 2
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("regime", ["random", "straight", "full-lock"])
+def test_car_step_hessian_matches_differences_of_the_analytic_jacobian(alpha, regime):
+    car = carlib.Car.preset("hatchback")
+    rng = np.random.default_rng(7)
+    B, N = 12, 40
+    V = np.column_stack([rng.normal(scale=0.3, size=B), rng.uniform(-4, 4, B), rng.normal(scale=400, size=B),
+                         rng.normal(scale=300, size=B), rng.normal(scale=0.5, size=B), rng.uniform(2, 20, B)])
+    if regime == "straight":   # ω = 0 exactly (z = 0: the sinc series)
+        V[:, 0] = 0.0
+        V[:, 4] = 0.0
+    elif regime == "full-lock":
+        V[:, 0] = np.tan(0.6) * np.sign(V[:, 0])
+    lam = rng.normal(size=(B, 6))
+
+    def grad(Vb):
+        s = np.zeros((len(Vb), 6))
+        s[:, [1, 2, 5]] = Vb[:, :3]
+        u = Vb[:, 3:5]
+        G = np.empty((len(Vb), 6))
+        for i in range(len(Vb)):
+            h = Vb[i, 5] / N
+            _, Js, Ju = carlib.step_jacobian(s[i:i + 1], u[i:i + 1], h, alpha, car)
+            Jh = carmodel.step_dh(car, s[i:i + 1], u[i:i + 1], h, alpha) / N
+            J = np.concatenate([Js[0][:, [1, 2, 5]], Ju[0], Jh[0][:, None]], axis=1)
+            G[i] = lam[i] @ J
+        return G
+
+    H = carmodel.step_lagrangian_hessian(car, V, lam, N, alpha)
+    Hd = _fd_columns(grad, V)
+    assert np.max(np.abs(H - Hd)) < 1e-7 * max(1.0, np.abs(Hd).max())
+    assert np.all(np.isfinite(H))
+
+
+def test_jets_second_order_chain_rule():
+    """f = sin(x0 x1)/(1 + x2²) + cos(x0) x2 + sinc(x1 − x2) against differences of its jet gradient."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(9, 3))
+    X[0, 1] = X[0, 2]  # sinc at 0
+
+    def jet(Xb):
+        a, b, c = jets.Jet.variables(Xb)
+        return (jets.sin(a * b) / (1.0 + c * c) + jets.cos(a) * c
+                + jets.sinc(b - c, carmodel._dsinc_over_z) - 2.0 * a + (3.0 - b).scale(Xb[:, 0]))
+
+    f = jet(X)
+    v = (np.sin(X[:, 0] * X[:, 1]) / (1 + X[:, 2] ** 2) + np.cos(X[:, 0]) * X[:, 2] - 2 * X[:, 0]
+         + (3 - X[:, 1]) * X[:, 0])
+    dz = X[:, 1] - X[:, 2]
+    v += np.where(dz == 0, 1.0, np.sin(dz) / np.where(dz == 0, 1.0, dz))
+    assert np.allclose(f.v, v, rtol=1e-14, atol=1e-14)
+    # gradient (the scale by the constant X[:, 0] is not differentiated: treat it as fixed)
+    const = X[:, 0].copy()
+
+    def jet_fixed(Xb):
+        a, b, c = jets.Jet.variables(Xb)
+        return (jets.sin(a * b) / (1.0 + c * c) + jets.cos(a) * c
+                + jets.sinc(b - c, carmodel._dsinc_over_z) - 2.0 * a + (3.0 - b).scale(const))
+
+    g = jet_fixed(X)
+    assert np.allclose(g.g, _fd_columns(lambda Xb: jet_fixed(Xb).v, X), atol=1e-8)
+    assert np.allclose(g.hessian(), _fd_columns(lambda Xb: jet_fixed(Xb).g, X), atol=1e-7)
+
+
+def _box_points(rng, e):
+    """Points in every region of a box: inside, near each face, edge and corner regions, far."""
+    u = rng.uniform(-1, 1, size=(400, 3))
+    pts = u * e * rng.choice([0.5, 1.3, 2.5], size=(400, 3))
+    return pts
+
+
+@pytest.mark.parametrize("kind", ["sphere", "capsule", "box"])
+def test_distance_hessians_match_differences_of_gradients(kind):
+    rng = np.random.default_rng(9)
+    Q = so3.exp(np.array([0.3, -0.7, 1.1]))
+    c = np.array([1.0, -2.0, 0.5])
+    e = np.array([1.0, 0.6, 2.0])
+    a, b = np.array([0.0, 0.0, 0.0]), np.array([2.0, 1.0, 3.0])
+    if kind == "sphere":
+        p = c + rng.normal(scale=2.0, size=(300, 3))
+        dist, dh = (lambda q: sphere_distance(q, c, 0.7)), (lambda q: sphere_distance_hessian(q, c, 0.7))
+    elif kind == "capsule":
+        p = a + rng.uniform(-0.5, 1.5, size=(300, 1)) * (b - a) + rng.normal(scale=1.0, size=(300, 3))
+        dist, dh = (lambda q: capsule_distance(q, a, b, 0.4)), (lambda q: capsule_distance_hessian(q, a, b, 0.4))
+    else:
+        p = c + _box_points(rng, e) @ Q.T
+        dist, dh = (lambda q: box_distance(q, c, Q, e)), (lambda q: box_distance_hessian(q, c, Q, e))
+    d, g, H = dh(p)
+    d0, g0 = dist(p)
+    assert np.array_equal(d, d0) and np.array_equal(g, g0)
+    Hd = _fd_columns(lambda q: dist(q)[1], p, step=1e-7)
+    # skip points within the differencing step of a kink (box medial planes and faces, capsule ends)
+    smooth = np.all(np.abs(Hd - np.swapaxes(Hd, 1, 2)) < 1e-5, axis=(1, 2)) & (np.abs(Hd).max(axis=(1, 2)) < 1e4)
+    assert smooth.mean() > 0.9
+    assert np.max(np.abs(H - Hd)[smooth]) < 1e-5
+    if kind == "box":
+        q = (p - c) @ Q
+        inside = np.all(np.abs(q) < e, axis=1)
+        corner = np.sum(np.abs(q) > e, axis=1) == 3
+        assert inside.any() and corner.any()
+        assert not np.any(H[inside])
+
+
+def test_point_curvatures_match_differences_of_point_jacobians():
+    rng = np.random.default_rng(10)
+    body = rng.normal(size=(20, 3))
+    w = rng.normal(size=(20, 3))
+    X2 = rng.normal(scale=2.0, size=(20, 3))
+    H2 = se2_point_curvature(X2, body, w)
+    Hd2 = _fd_columns(lambda Xb: np.einsum("bi,bij->bj", w, se2_point_map(Xb, body)[1]), X2)
+    assert np.allclose(H2, Hd2, atol=1e-7)
+    model = HolonomicModel.__new__(HolonomicModel)
+    Rref = so3.exp(rng.normal(size=(20, 3)))
+    for scale in (1e-3, 1.5):  # near the chart centre and at large rotations
+        X3 = np.concatenate([rng.normal(scale=scale, size=(20, 3)), rng.normal(size=(20, 3))], axis=1)
+        H3 = model.point_curvature(X3, body, w, Rref)
+        Hd3 = _fd_columns(lambda Xb: np.einsum("bi,bij->bj", w, model.point_map(Xb, body, Rref)[1]), X3)
+        assert np.allclose(H3, Hd3, atol=1e-7)
+        assert np.allclose(H3, np.swapaxes(H3, 1, 2), atol=1e-14)
+
+
+def test_last_call_memo_hits_only_at_the_same_point_and_params():
+    calls = []
+
+    def f(X, p):
+        calls.append(1)
+        return X * p
+
+    m = LastCall(f)
+    X, p = np.arange(6.0).reshape(3, 2), np.ones((3, 1))
+    a = m(X, p)
+    assert m(X.copy(), p) is a and len(calls) == 1          # same values, same params: remembered
+    X2 = X.copy()
+    X2[1, 1] += 1e-12
+    m(X2, p)
+    assert len(calls) == 2                                   # another point
+    m(X2, p.copy())
+    assert len(calls) == 3                                   # other params (e.g. tiled for differences)
+    X2[0, 0] = 99.0                                          # the caller mutates its array: still a miss
+    assert m(X2, p.copy())[0, 0] == 99.0
