@@ -67,6 +67,12 @@ block is eliminated in closed form, e.g. for vi-cay (I + (h/2)ω̂) m v = b^v gi
 m v = (b − u×b + u(u·b))/(1 + |u|²), u = (h/2)ω, which leaves Newton on ω alone with a
 3×3 Cramer solve. Those reduced kernels use + − × ÷ only, so one code runs on Python floats
 (the single-body fast path: no numpy inside the loop) and on numpy arrays over a batch.
+Newton in the reduced paths starts from a quartic extrapolation of the last five ω (error
+O(h⁵)) and stops on an a-priori bound of the error left (:func:`newton_bound`) rather than on an
+extra, merely confirming update; a second update, when needed, is a chord update that reuses the
+first Jacobian and evaluates the residual only (tests/core/test_holonomic_fast_newton.py checks the
+bound and the agreement with plain Newton). At h = 0.05 that is about 1.15 updates per solve
+instead of 2.
 The orientation is carried as a unit quaternion in the reduced paths: the step rotation of
 τ(hξ) has the closed form (1, (h/2)ω)/√(1 + |h ω/2|²) for Cayley and (cos(θ/2), sin(θ/2) a/θ)
 for exp, and a quaternion needs 4 numbers where R needs 9 (and no conversion at output).
@@ -89,6 +95,10 @@ from .common import HolonomicSystem, RigidState, WrenchFunction, WrenchSpec, com
 NEWTON_TOL = 1e-14     # relative, in the kinetic-energy norm of the velocity update
 NEWTON_MAX_ITER = 20
 XI_LIMIT = 1e8         # |ω| or |v| beyond this counts as a blow-up
+UR_MAX = 2.0           # the Newton error bound is trusted for (h/2)|ω| J_max/J_min ≤ UR_MAX
+CHORDS = 2             # chord (simplified-Newton) updates per Jacobian
+CHORD_START = 1e-4     # … used after a Newton update with kc D₁ below this (contraction ≈ √(kc D₁))
+PREDICTOR_DEGREE = 4   # Newton's start: polynomial extrapolation of the last ω (error O(h⁵))
 
 # ----------------------------------------------------------------------------------------------
 # Scalar coefficient functions of t2 = θ² and their t2-derivatives (for the exp pairing).
@@ -363,11 +373,32 @@ def _cay_rj(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
             -u2 * J1 + u3 * e1 + qp3 * z1 + c2, u1 * J2 + u3 * e2 + qp3 * z2 - c1, J3 + D + u3 * e3 + qp3 * z3)
 
 
+def _cay_res(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
+    """The residual G of :func:`_cay_rj` alone (the chord updates reuse an earlier Jacobian)."""
+    hh = 0.5 * h
+    u1 = hh * w1
+    u2 = hh * w2
+    u3 = hh * w3
+    y1 = J1 * w1
+    y2 = J2 * w2
+    y3 = J3 * w3
+    uy = u1 * y1 + u2 * y2 + u3 * y3
+    s = u1 * b1 + u2 * b2 + u3 * b3
+    inv_n = 1.0 / (1.0 + u1 * u1 + u2 * u2 + u3 * u3)
+    pp = (b1 * b1 + b2 * b2 + b3 * b3 + s * s) * inv_n
+    k = hh * im
+    ks = k * s * inv_n          # k s p = ks (b − u×b + u s)
+    return (y1 + u2 * y3 - u3 * y2 + u1 * uy + k * u1 * pp - ks * (b1 - u2 * b3 + u3 * b2 + u1 * s) - bw1,
+            y2 + u3 * y1 - u1 * y3 + u2 * uy + k * u2 * pp - ks * (b2 - u3 * b1 + u1 * b3 + u2 * s) - bw2,
+            y3 + u1 * y2 - u2 * y1 + u3 * uy + k * u3 * pp - ks * (b3 - u1 * b2 + u2 * b1 + u3 * s) - bw3)
+
+
 def _cay_finish(w1, w2, w3, J1, J2, J3, h, im, b1, b2, b3):
     """vi-cay after the solve: p = (I + û)⁻¹ b^v, μ⁺ = ((I − û + uuᵀ)Jω + T, (I − û) p), τ = se3.cay.
 
     T = (h/2m)(u|p|² − p(u·b)) as in G (it keeps its sign under ξ → −ξ). Rotation cay(2u) has
-    the quaternion (1, u)/√(1 + |u|²); translation (I − û)⁻¹ h v = (c + u×c + u(u·c))/(1 + |u|²).
+    the quaternion (1, u)/√(1 + |u|²); translation (I − û)⁻¹ h v = (h/m)(I − û)⁻¹(I + û)⁻¹ b^v
+    = (h/m)(I − û²)⁻¹ b^v = (h/m)(b^v + u(u·b^v))/(1 + |u|²) (Sherman–Morrison on (1 + |u|²)I − uuᵀ).
     """
     hh = 0.5 * h
     u1 = hh * w1
@@ -384,11 +415,7 @@ def _cay_finish(w1, w2, w3, J1, J2, J3, h, im, b1, b2, b3):
     p3 = (b3 - u1 * b2 + u2 * b1 + u3 * s) * inv_n
     pp = (b1 * b1 + b2 * b2 + b3 * b3 + s * s) * inv_n
     k = hh * im
-    hk = h * im
-    c1 = hk * p1
-    c2 = hk * p2
-    c3 = hk * p3
-    uc = u1 * c1 + u2 * c2 + u3 * c3
+    hk = h * im * inv_n
     qn = inv_n ** 0.5
     return (p1, p2, p3,
             y1 - u2 * y3 + u3 * y2 + u1 * uy + k * (u1 * pp - p1 * s),
@@ -396,9 +423,7 @@ def _cay_finish(w1, w2, w3, J1, J2, J3, h, im, b1, b2, b3):
             y3 - u1 * y2 + u2 * y1 + u3 * uy + k * (u3 * pp - p3 * s),
             p1 - u2 * p3 + u3 * p2, p2 - u3 * p1 + u1 * p3, p3 - u1 * p2 + u2 * p1,
             qn, qn * u1, qn * u2, qn * u3,
-            (c1 + u2 * c3 - u3 * c2 + u1 * uc) * inv_n,
-            (c2 + u3 * c1 - u1 * c3 + u2 * uc) * inv_n,
-            (c3 + u1 * c2 - u2 * c1 + u3 * uc) * inv_n)
+            hk * (b1 + u1 * s), hk * (b2 + u2 * s), hk * (b3 + u3 * s))
 
 
 def _ln_rj(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
@@ -414,6 +439,16 @@ def _ln_rj(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
             J1, -u3 * J2 + hh * y3, u2 * J3 - hh * y2,
             u3 * J1 - hh * y3, J2, -u1 * J3 + hh * y1,
             -u2 * J1 + hh * y2, u1 * J2 - hh * y1, J3)
+
+
+def _ln_res(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
+    """The residual G of :func:`_ln_rj` alone."""
+    hh = 0.5 * h
+    y1 = J1 * w1
+    y2 = J2 * w2
+    y3 = J3 * w3
+    return (y1 + hh * (w2 * y3 - w3 * y2) - bw1, y2 + hh * (w3 * y1 - w1 * y3) - bw2,
+            y3 + hh * (w1 * y2 - w2 * y1) - bw3)
 
 
 def _ln_out(w1, w2, w3, J1, J2, J3, h, im, b1, b2, b3):
@@ -439,7 +474,7 @@ def _cay_ln_finish(w1, w2, w3, J1, J2, J3, h, im, b1, b2, b3):
     """vi-cay-ln after the solve: :func:`_ln_out`, then the paper's Cayley pose (eq. 13).
 
     Rotation cay(2u): quaternion (1, u)/√(1 + |u|²); translation 2/(4 + θ²)(2I + â) h v with
-    a = 2u, i.e. (c + u×c)/(1 + |u|²).
+    a = 2u, i.e. (h/m)(I + û)p/(1 + |u|²) = (h/m) b^v/(1 + |u|²), since (I + û)p = b^v.
     """
     hh = 0.5 * h
     u1 = hh * w1
@@ -459,7 +494,7 @@ def _cay_ln_finish(w1, w2, w3, J1, J2, J3, h, im, b1, b2, b3):
             y1 - u2 * y3 + u3 * y2, y2 - u3 * y1 + u1 * y3, y3 - u1 * y2 + u2 * y1,
             p1 - u2 * p3 + u3 * p2, p2 - u3 * p1 + u1 * p3, p3 - u1 * p2 + u2 * p1,
             qn, qn * u1, qn * u2, qn * u3,
-            hk * (p1 + u2 * p3 - u3 * p2), hk * (p2 + u3 * p1 - u1 * p3), hk * (p3 + u1 * p2 - u2 * p1))
+            hk * b1, hk * b2, hk * b3)
 
 
 def _make_exp_kernels(coef: Callable):
@@ -549,6 +584,28 @@ def _make_exp_kernels(coef: Callable):
                 0.5 * a1 * J2 - c1 + a3 * e2 + V3 * a2 + W3 * b2,
                 dg * J3 + D0 + a3 * e3 + V3 * a3 + W3 * b3)
 
+    def res(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
+        """The residual G of ``rj`` alone (the chord updates reuse an earlier Jacobian)."""
+        a1 = h * w1
+        a2 = h * w2
+        a3 = h * w3
+        t2 = a1 * a1 + a2 * a2 + a3 * a3
+        _, cosc, k1, k4, k5 = coef(t2)[:5]
+        y1 = J1 * w1
+        y2 = J2 * w2
+        y3 = J3 * w3
+        ay = a1 * y1 + a2 * y2 + a3 * y3
+        s = a1 * b1 + a2 * b2 + a3 * b3
+        p1 = b1 - cosc * (a2 * b3 - a3 * b2) + k1 * (a1 * s - t2 * b1)
+        p2 = b2 - cosc * (a3 * b1 - a1 * b3) + k1 * (a2 * s - t2 * b2)
+        p3 = b3 - cosc * (a1 * b2 - a2 * b1) + k1 * (a3 * s - t2 * b3)
+        pp = p1 * p1 + p2 * p2 + p3 * p3
+        hm = h * im
+        k5s = k5 * s
+        return (y1 + 0.5 * (a2 * y3 - a3 * y2) + k4 * (a1 * ay - t2 * y1) + hm * (k4 * (a1 * pp - s * p1) + k5s * (a1 * s - t2 * p1)) - bw1,
+                y2 + 0.5 * (a3 * y1 - a1 * y3) + k4 * (a2 * ay - t2 * y2) + hm * (k4 * (a2 * pp - s * p2) + k5s * (a2 * s - t2 * p2)) - bw2,
+                y3 + 0.5 * (a1 * y2 - a2 * y1) + k4 * (a3 * ay - t2 * y3) + hm * (k4 * (a3 * pp - s * p3) + k5s * (a3 * s - t2 * p3)) - bw3)
+
     def finish(w1, w2, w3, J1, J2, J3, h, im, b1, b2, b3):
         """p = dexp(a)ᵀ b^v, μ⁺ = (A(−a)ᵀJω + (h/m)T, A(−a)ᵀp) with A(−a)ᵀy = y − ½a×y + k4(a(a·y) − θ²y);
         then the exp pose: rotation exp(a) (eq. 11) as the quaternion (cos(θ/2), sin(θ/2) a/θ),
@@ -605,21 +662,27 @@ def _make_exp_kernels(coef: Callable):
                     c2 + cosc * (a3 * c1 - a1 * c3) + k1 * (a2 * ac - t2 * c2),
                     c3 + cosc * (a1 * c2 - a2 * c1) + k1 * (a3 * ac - t2 * c3))
 
-    return rj, finish, ln_finish
+    return rj, res, finish, ln_finish
 
 
-_exp_rj_s, _exp_finish_s, _exp_ln_finish_s = _make_exp_kernels(exp_coefficients_scalar)
-_exp_rj_a, _exp_finish_a, _exp_ln_finish_a = _make_exp_kernels(exp_coefficients_array)
+_exp_rj_s, _exp_res_s, _exp_finish_s, _exp_ln_finish_s = _make_exp_kernels(exp_coefficients_scalar)
+_exp_rj_a, _exp_res_a, _exp_finish_a, _exp_ln_finish_a = _make_exp_kernels(exp_coefficients_array)
 
 
 @dataclass(frozen=True)
 class Kernel:
-    """A reduced (isotropic-mass) kernel: ``rj`` and ``finish`` for floats and for arrays."""
+    """A reduced (isotropic-mass) kernel for floats and for arrays: ``rj`` (residual and Jacobian),
+    ``res`` (residual alone, for chord updates) and ``finish``; ``pv_max`` is where the Newton
+    error bound (:func:`newton_bound`) stops being trusted in p_v = h²|b^v|²/(m J_min) (None: the
+    residual does not see b^v)."""
 
     rj: Callable
+    res: Callable
     finish: Callable
     rj_array: Callable
+    res_array: Callable
     finish_array: Callable
+    pv_max: float | None
 
 
 @dataclass(frozen=True)
@@ -636,13 +699,13 @@ class Pairing:
 
 PAIRINGS: dict[str, Pairing] = {
     "vi-cay": Pairing("vi-cay", _tau_cay, se3.C_cay, _K_cay, True,
-                      Kernel(_cay_rj, _cay_finish, _cay_rj, _cay_finish)),
+                      Kernel(_cay_rj, _cay_res, _cay_finish, _cay_rj, _cay_res, _cay_finish, math.inf)),
     "vi-cay-ln": Pairing("vi-cay-ln", _tau_cay_paper, se3.C_ln, _K_ln, True,
-                         Kernel(_ln_rj, _cay_ln_finish, _ln_rj, _cay_ln_finish)),
+                         Kernel(_ln_rj, _ln_res, _cay_ln_finish, _ln_rj, _ln_res, _cay_ln_finish, None)),
     "vi-exp": Pairing("vi-exp", _tau_exp, se3.C_exp, _K_exp, True,
-                      Kernel(_exp_rj_s, _exp_finish_s, _exp_rj_a, _exp_finish_a)),
+                      Kernel(_exp_rj_s, _exp_res_s, _exp_finish_s, _exp_rj_a, _exp_res_a, _exp_finish_a, 10.0)),
     "vi-exp-ln": Pairing("vi-exp-ln", _tau_exp, se3.C_ln, _K_ln, False,
-                         Kernel(_ln_rj, _exp_ln_finish_s, _ln_rj, _exp_ln_finish_a)),
+                         Kernel(_ln_rj, _ln_res, _exp_ln_finish_s, _ln_rj, _ln_res, _exp_ln_finish_a, None)),
     "vi-exp-series": Pairing("vi-exp-series", _tau_exp, se3.C_exp_series, _K_series, False, None),
 }
 VI_METHODS: tuple[str, ...] = tuple(PAIRINGS)
@@ -741,31 +804,96 @@ def _solve_batched(A: np.ndarray, b: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 
 
-def _newton_scalar(rj, w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3, tolE):
-    """Newton on the reduced equations; None if it does not converge in NEWTON_MAX_ITER.
+def newton_bound(pv_max: float | None, h: float, Jmax, Jmin, im, w1, w2, w3, b1, b2, b3):
+    """Factor kc of the a-priori Newton error bound of the reduced kernels (floats or arrays).
 
-    Stops when the update is below the tolerance in the energy norm (d = ΔωᵀJΔω ≤ tol²·2E), or
-    when the quadratic-convergence estimate |Δ_k|³/|Δ_{k−1}|² of the error left after the
-    update is: that saves the last, merely confirming, iteration.
+    After a Newton update δ from a guess (D = δᵀJδ) the error left e satisfies eᵀJe ≤ kc D²; after
+    a chord update δ_n that reuses that Jacobian, eᵀJe ≤ kc D₁ D_n. For C_LN the residual is
+    quadratic, G(ω − δ) − (Newton model) = (h/2) δ × Jδ, which gives kc = 2h² J_max/J_min²
+    (derivation in :mod:`.composition`). vi-cay and vi-exp add cubic and b^v-dependent terms; the
+    factor (1 + p_v)², p_v = h²|b^v|²/(m J_min), covers them (tests/core/test_holonomic.py checks
+    the bound on random bodies, steps, momenta and guesses: measured worst 6 % of it for C_LN,
+    37 % for vi-cay, 5 % for vi-exp with p_v ≤ 10, where its bound stops). Trusted for
+    u_r = (h/2)|ω| J_max/J_min ≤ ``UR_MAX`` (and p_v ≤ ``pv_max``); elsewhere kc = ∞ and the
+    a-posteriori tests of :func:`_newton_scalar` decide alone.
     """
-    dprev = 0.0
+    c = 0.5 * h * Jmax / Jmin
+    ur2 = c * c * (w1 * w1 + w2 * w2 + w3 * w3)
+    kc = (2.0 * h * h) * Jmax / (Jmin * Jmin)
+    if pv_max is not None:
+        pv = (h * h) * (b1 * b1 + b2 * b2 + b3 * b3) * im / Jmin
+        g = 1.0 + pv
+        kc = kc * g * g
+    if isinstance(ur2, float):
+        return kc if ur2 <= UR_MAX * UR_MAX and (pv_max is None or pv <= pv_max) else math.inf
+    ok = ur2 <= UR_MAX * UR_MAX
+    if pv_max is not None and pv_max < math.inf:
+        ok &= pv <= pv_max
+    return np.where(ok, kc, np.inf)
+
+
+def _adjugate3(a00, a01, a02, a10, a11, a12, a20, a21, a22):
+    """Rows of adj(A) and 1/det A of a 3×3 matrix (floats or arrays): A⁻¹ = adj(A)/det A."""
+    r00 = a11 * a22 - a12 * a21
+    r10 = a12 * a20 - a10 * a22
+    r20 = a10 * a21 - a11 * a20
+    return (r00, a02 * a21 - a01 * a22, a01 * a12 - a02 * a11,
+            r10, a00 * a22 - a02 * a20, a02 * a10 - a00 * a12,
+            r20, a01 * a20 - a00 * a21, a00 * a11 - a01 * a10,
+            1.0 / (a00 * r00 + a01 * r10 + a02 * r20))
+
+
+def _extrapolate(hist: Sequence):
+    """Polynomial extrapolation of the next value from the last 2–5 (oldest first), degree 1–4:
+    error O(h⁵) for the full history. Works on tuples of floats and on arrays alike."""
+    n = len(hist)
+    if n == 5:
+        v0, v1, v2, v3, v4 = hist
+        return tuple(a + 5.0 * (e - b) + 10.0 * (c - d) for a, b, c, d, e in zip(v0, v1, v2, v3, v4))
+    if n == 4:
+        v0, v1, v2, v3 = hist
+        return tuple(4.0 * (b + d) - 6.0 * c - a for a, b, c, d in zip(v0, v1, v2, v3))
+    if n == 3:
+        v0, v1, v2 = hist
+        return tuple(a + 3.0 * (c - b) for a, b, c in zip(v0, v1, v2))
+    v0, v1 = hist
+    return tuple(2.0 * b - a for a, b in zip(v0, v1))
+
+
+def _newton_scalar(rj, res, w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3, tolE, kc):
+    """Newton on the reduced equations; None if it does not converge in NEWTON_MAX_ITER updates.
+
+    Accepts when the update is below the tolerance in the energy norm (D = ΔωᵀJΔω ≤ tol²·2E), or
+    when the a-priori bound of :func:`newton_bound` puts the error left below it (kc D₁ D ≤ tol²·2E:
+    no extra update to confirm), or, between two Newton updates, when the quadratic-convergence
+    estimate D³/D_prev² is. After a small Newton update (kc D₁ < ``CHORD_START``) up to ``CHORDS``
+    chord updates reuse its Jacobian: they need the residual only.
+    """
+    chords = 0
+    D1 = Dp = 0.0
+    fresh_prev = False
     for it in range(1, NEWTON_MAX_ITER + 1):
-        G1, G2, G3, a00, a01, a02, a10, a11, a12, a20, a21, a22 = rj(
-            w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3)
-        c00 = a11 * a22 - a12 * a21
-        c01 = a12 * a20 - a10 * a22
-        c02 = a10 * a21 - a11 * a20
-        idet = 1.0 / (a00 * c00 + a01 * c01 + a02 * c02)
-        d1 = (c00 * G1 + (a02 * a21 - a01 * a22) * G2 + (a01 * a12 - a02 * a11) * G3) * idet
-        d2 = (c01 * G1 + (a00 * a22 - a02 * a20) * G2 + (a02 * a10 - a00 * a12) * G3) * idet
-        d3 = (c02 * G1 + (a01 * a20 - a00 * a21) * G2 + (a00 * a11 - a01 * a10) * G3) * idet
+        if chords == 0:
+            G1, G2, G3, *A = rj(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3)
+            r00, r01, r02, r10, r11, r12, r20, r21, r22, idet = _adjugate3(*A)
+        else:
+            G1, G2, G3 = res(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3)
+        d1 = (r00 * G1 + r01 * G2 + r02 * G3) * idet
+        d2 = (r10 * G1 + r11 * G2 + r12 * G3) * idet
+        d3 = (r20 * G1 + r21 * G2 + r22 * G3) * idet
         w1 -= d1
         w2 -= d2
         w3 -= d3
-        d = J1 * d1 * d1 + J2 * d2 * d2 + J3 * d3 * d3
-        if d <= tolE or d * d * d <= tolE * dprev * dprev:
+        D = J1 * d1 * d1 + J2 * d2 * d2 + J3 * d3 * d3
+        if chords == 0:
+            if D <= tolE or kc * D * D <= tolE or (fresh_prev and D * D * D <= tolE * Dp * Dp):
+                return w1, w2, w3, it
+            D1 = D
+        elif D <= tolE or kc * D1 * D <= tolE:
             return w1, w2, w3, it
-        dprev = d
+        fresh_prev = chords == 0
+        chords = chords + 1 if chords < CHORDS and kc * D1 < CHORD_START else 0
+        Dp = D
     return None
 
 
@@ -781,8 +909,9 @@ def _run_scalar(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndar
                 xi0: np.ndarray, dt: float, steps: int, subs: Sequence[float],
                 fn: WrenchFunction | None):
     """One body in plain Python floats. Returns rows (n, 13) = (q, x, m), iterations, solves, blew_up."""
-    rj, finish = kernel.rj, kernel.finish
+    rj, res, finish, pv_max = kernel.rj, kernel.res, kernel.finish, kernel.pv_max
     J1, J2, J3, m = (float(c) for c in inertia[:4])
+    Jmax, Jmin = max(J1, J2, J3), min(J1, J2, J3)
     im = 1.0 / m
     qw, qx, qy, qz = (float(c) for c in q0)
     x1, x2, x3 = (float(c) for c in x0)
@@ -794,7 +923,7 @@ def _run_scalar(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndar
     hs = [float(c) * dt for c in subs]
     ns = len(hs)
     kicks = [0.5 * (hs[j] + hs[j + 1]) if j + 1 < ns else 0.5 * hs[j] for j in range(ns)]
-    hist: list[tuple] = [() for _ in hs]   # the last three ω of each sub-step, newest last
+    hist: list[tuple] = [() for _ in hs]   # the last PREDICTOR_DEGREE + 1 ω of each sub-step, newest last
     prev = (w1, w2, w3, v1, v2, v3)        # ξ_prev for the wrench
     tol2 = NEWTON_TOL * NEWTON_TOL
     iters = solves = 0
@@ -814,19 +943,18 @@ def _run_scalar(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndar
                                + (b1 * b1 + b2 * b2 + b3 * b3) * im)
                 hj = hist[j]
                 sol = None
-                if len(hj) == 3:    # quadratic extrapolation, error O(h³)
-                    (e1, e2, e3), (f1, f2, f3), (g1, g2, g3) = hj
-                    sol = _newton_scalar(rj, 3.0 * (g1 - f1) + e1, 3.0 * (g2 - f2) + e2, 3.0 * (g3 - f3) + e3,
-                                         J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3, tolE)
-                elif len(hj) == 2:
-                    (f1, f2, f3), (g1, g2, g3) = hj
-                    sol = _newton_scalar(rj, 2.0 * g1 - f1, 2.0 * g2 - f2, 2.0 * g3 - f3,
-                                         J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3, tolE)
+                if len(hj) >= 2:    # polynomial extrapolation (error O(h⁵) with the full history)
+                    g1, g2, g3 = _extrapolate(hj)
+                    kc = newton_bound(pv_max, h, Jmax, Jmin, im, g1, g2, g3, b1, b2, b3)
+                    sol = _newton_scalar(rj, res, g1, g2, g3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3,
+                                         tolE, kc)
                 if sol is None:     # explicit start 𝕀⁻¹b; also the retry after a failed extrapolation
                     if len(hj) >= 2:
                         iters += NEWTON_MAX_ITER   # the failed attempt counts
-                    sol = _newton_scalar(rj, bw1 / J1, bw2 / J2, bw3 / J3, J1, J2, J3, h, im,
-                                         bw1, bw2, bw3, b1, b2, b3, tolE)
+                    g1, g2, g3 = bw1 / J1, bw2 / J2, bw3 / J3
+                    kc = newton_bound(pv_max, h, Jmax, Jmin, im, g1, g2, g3, b1, b2, b3)
+                    sol = _newton_scalar(rj, res, g1, g2, g3, J1, J2, J3, h, im,
+                                         bw1, bw2, bw3, b1, b2, b3, tolE, kc)
                     if sol is None:
                         raise FloatingPointError
                 w1, w2, w3, it = sol
@@ -837,7 +965,7 @@ def _run_scalar(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndar
                 v1, v2, v3 = p1 * im, p2 * im, p3 * im
                 if not (abs(w1) + abs(w2) + abs(w3) < XI_LIMIT and abs(v1) + abs(v2) + abs(v3) < XI_LIMIT):
                     raise FloatingPointError
-                hist[j] = (hj[1:] if len(hj) == 3 else hj) + ((w1, w2, w3),)
+                hist[j] = (hj[1:] if len(hj) > PREDICTOR_DEGREE else hj) + ((w1, w2, w3),)
                 # x ← x + R(q) t  with  R(q) t = t + 2 q_w (q_v × t) + 2 q_v × (q_v × t)
                 cx = qy * t3 - qz * t2
                 cy = qz * t1 - qx * t3
@@ -890,12 +1018,17 @@ def _run_batch(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndarr
     applied only once a body has failed. Returns rec (n, 13, B) = (q, x, m), iterations per
     body, solves, alive, last_good.
     """
-    rj, finish = kernel.rj_array, kernel.finish_array
+    rj, res, finish, pv_max = kernel.rj_array, kernel.res_array, kernel.finish_array, kernel.pv_max
     B = q0.shape[0]
     I6 = np.ascontiguousarray(inertia.T)           # (6, B)
     J1, J2, J3, m = I6[0], I6[1], I6[2], I6[3]
-    J = I6[:3]
+    iJ = 1.0 / I6[:3]
     im = 1.0 / m
+    Jmax, Jmin = I6[:3].max(0), I6[:3].min(0)
+    Jratio = Jmax / (Jmin * Jmin)                  # newton_bound's constants, per body
+    ur2_lim = (UR_MAX * 2.0 * Jmin / Jmax) ** 2    # (h/2)²|ω|²(J_max/J_min)² ≤ UR_MAX²  ⇔  h²|ω|² ≤ this
+    pv_scale = im / Jmin
+    ilim6 = 1.0 / (XI_LIMIT * I6)
     rec = np.empty((steps + 1, 13, B))
     rec[0, :4] = q0.T
     rec[0, 4:7] = x0.T
@@ -922,24 +1055,45 @@ def _run_batch(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndarr
                           prev.reshape(batch + (6,))), dtype=float)
         return np.broadcast_to(f, batch + (6,)).reshape(B, 6).T
 
-    def newton(g, b, h, tolE):
+    def newton(g, b, h, tolE, kc):
+        """:func:`_newton_scalar` on every body at once (a pass updates all; the chord decision is
+        common: only when kc D₁ < CHORD_START for every body not yet converged)."""
         w = g.copy()
         w1, w2, w3 = w
+        bw1, bw2, bw3, b1, b2, b3 = b
         done = np.zeros(B, dtype=bool)
         cnt = np.zeros(B)
-        dprev = np.zeros(B)
+        chords = 0
+        fresh_prev = False
+        D1 = Dp = None
         for _ in range(NEWTON_MAX_ITER):
-            out = rj(w1, w2, w3, J1, J2, J3, h, im, b[0], b[1], b[2], b[3], b[4], b[5])
-            d1, d2, d3 = _solve3(*out[3:], out[0], out[1], out[2])
+            if chords == 0:
+                out = rj(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3)
+                G1, G2, G3 = out[:3]
+                r00, r01, r02, r10, r11, r12, r20, r21, r22, idet = _adjugate3(*out[3:])
+            else:
+                G1, G2, G3 = res(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3)
+            d1 = (r00 * G1 + r01 * G2 + r02 * G3) * idet
+            d2 = (r10 * G1 + r11 * G2 + r12 * G3) * idet
+            d3 = (r20 * G1 + r21 * G2 + r22 * G3) * idet
             w1 -= d1
             w2 -= d2
             w3 -= d3
             cnt += ~done
-            d = J1 * d1 * d1 + J2 * d2 * d2 + J3 * d3 * d3
-            done |= (d <= tolE) | (d * d * d <= tolE * dprev * dprev)
+            D = J1 * d1 * d1 + J2 * d2 * d2 + J3 * d3 * d3
+            if chords == 0:
+                conv = (D <= tolE) | (kc * D * D <= tolE)
+                if fresh_prev:
+                    conv |= D * D * D <= tolE * Dp * Dp
+                D1 = D
+            else:
+                conv = (D <= tolE) | (kc * D1 * D <= tolE)
+            done |= conv
             if done.all():
                 break
-            dprev = d
+            fresh_prev = chords == 0
+            chords = chords + 1 if chords < CHORDS and (done | (kc * D1 < CHORD_START)).all() else 0
+            Dp = D
         return w, done, cnt
 
     with np.errstate(all="ignore"):
@@ -950,20 +1104,31 @@ def _run_batch(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndarr
                 h = hs[j]
                 if any_dead:
                     b = np.where(ok, b, 0.0)   # failed bodies solve a trivial system
-                tolE = tol2 * (b * b / I6).sum(0)
-                explicit = b[:3] / J
+                bb = b * b
+                tolE = tol2 * ((bb[:3] * iJ).sum(0) + (bb[3] + bb[4] + bb[5]) * im)
+                explicit = b[:3] * iJ
                 hj = hist[j]
-                if len(hj) == 3:
-                    g = 3.0 * (hj[2] - hj[1]) + hj[0]
-                elif len(hj) == 2:
-                    g = 2.0 * hj[1] - hj[0]
-                else:
-                    g = explicit
+                # polynomial extrapolation of the last ω ((3, B) arrays, wrapped as 1-vectors)
+                g = _extrapolate([(v,) for v in hj])[0] if len(hj) >= 2 else explicit
                 if any_dead:
                     g = np.where(ok, g, 0.0)   # b = 0, ω = 0: converged at once
-                w, done, cnt = newton(g, b, h, tolE)
+                kc_base = (2.0 * h * h) * Jratio
+                ur_lim = ur2_lim / (h * h)
+                pv = None if pv_max is None else (h * h) * (bb[3] + bb[4] + bb[5]) * pv_scale
+
+                def bound(g):
+                    """:func:`newton_bound` with its per-body constants hoisted."""
+                    ok_b = (g * g).sum(0) <= ur_lim
+                    if pv is None:
+                        return np.where(ok_b, kc_base, np.inf)
+                    if pv_max < math.inf:
+                        ok_b &= pv <= pv_max
+                    gp = 1.0 + pv
+                    return np.where(ok_b, kc_base * gp * gp, np.inf)
+
+                w, done, cnt = newton(g, b, h, tolE, bound(g))
                 if g is not explicit and not done.all():
-                    w2, done2, cnt2 = newton(explicit, b, h, tolE)
+                    w2, done2, cnt2 = newton(explicit, b, h, tolE, bound(explicit))
                     w = np.where(done, w, w2)
                     cnt = np.where(done, cnt, cnt + cnt2)
                     done = done | done2
@@ -976,7 +1141,7 @@ def _run_batch(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndarr
                     w = np.where(ok, w, 0.0)
                     fin = [np.where(ok, c, 1.0 if i == 9 else 0.0) for i, c in enumerate(fin)]
                 hj.append(w)
-                if len(hj) > 3:
+                if len(hj) > PREDICTOR_DEGREE + 1:
                     del hj[0]
                 sw, sx, sy, sz, t1, t2, t3 = fin[9:16]
                 cx = qy * t3 - qz * t2
@@ -995,12 +1160,17 @@ def _run_batch(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndarr
                     b = b + kicks[j] * wrench_at(k)
             nq = 1.5 - 0.5 * (qw * qw + qx * qx + qy * qy + qz * qz)
             row = rec[k + 1]
-            row[:4] = (qw * nq, qx * nq, qy * nq, qz * nq)
-            row[4:7] = (x1, x2, x3)
+            np.multiply(qw, nq, out=row[0])
+            np.multiply(qx, nq, out=row[1])
+            np.multiply(qy, nq, out=row[2])
+            np.multiply(qz, nq, out=row[3])
+            row[4], row[5], row[6] = x1, x2, x3
             row[7:] = b
-            # finite, and the node velocity 𝕀⁻¹m within XI_LIMIT (the blow-up test of the batch path)
-            good = np.isfinite(row).all(0) & (np.abs(row[7:]) < XI_LIMIT * I6).all(0)
-            if any_dead or not good.all():
+            # finite, and the node velocity 𝕀⁻¹m within XI_LIMIT (the blow-up test of the batch path);
+            # NaN fails both quick tests (max propagates it), the per-body test runs only then
+            mag = np.abs(row[7:]) * ilim6
+            if any_dead or not (mag.max() < 1.0 and math.isfinite(row[:7].sum())):
+                good = np.isfinite(row).all(0) & (mag < 1.0).all(0)
                 ok &= good
                 newly = alive & ~ok
                 if newly.any():
@@ -1011,9 +1181,9 @@ def _run_batch(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndarr
                         n_nodes = k + 1
                         break
                 row[:, ~alive] = rec[k][:, ~alive]   # frozen at the last good node
-            qw, qx, qy, qz = row[:4].copy()
-            x1, x2, x3 = row[4:7].copy()
-            mom = row[7:].copy()
+            qw, qx, qy, qz = row[:4]        # views: the next step only reads them
+            x1, x2, x3 = row[4:7]
+            mom = row[7:]
     return rec[:n_nodes], iters, solves, alive, last_good
 
 
@@ -1140,34 +1310,43 @@ def _assemble_records(rec: np.ndarray, inertia: np.ndarray, xi0: np.ndarray, bat
                       dt: float, stats: dict) -> Trajectory:
     """Trajectory from the reduced paths' records rec (n, 13, B) = (unit q, x, m), componentwise.
 
-    R(q) v = v + 2 q_w (q_v × v) + 2 q_v × (q_v × v) on (n, B) component arrays: no 3×3 matrices
-    and no quaternion conversion (a large share of the cost for big batches otherwise).
+    R(q) v = v + 2 q_w (q_v × v) + 2 q_v × (q_v × v) on component arrays: no 3×3 matrices and no
+    quaternion conversion. Done in blocks of nodes (about 8,000 numbers per component) so that the
+    temporaries stay in cache: on big batches this halves the time of the assembly.
     """
-    n = rec.shape[0]
-    qw, qx, qy, qz = rec[:, 0], rec[:, 1], rec[:, 2], rec[:, 3]
+    n, B = rec.shape[0], rec.shape[2]
+    pos, ori, av, lv, L, P = (np.empty((n, B, k)) for k in (3, 4, 3, 3, 3, 3))
+    IT = inertia.T
+    blk = max(1, 8192 // B)
+    for i in range(0, n, blk):
+        r = rec[i:i + blk]
+        qw, qx, qy, qz = r[:, 0], r[:, 1], r[:, 2], r[:, 3]
 
-    def rotate(v1, v2, v3):
-        c1 = qy * v3 - qz * v2
-        c2 = qz * v1 - qx * v3
-        c3 = qx * v2 - qy * v1
-        return (v1 + 2.0 * (qw * c1 + qy * c3 - qz * c2), v2 + 2.0 * (qw * c2 + qz * c1 - qx * c3),
-                v3 + 2.0 * (qw * c3 + qx * c2 - qy * c1))
+        def rotate(v1, v2, v3):
+            c1 = qy * v3 - qz * v2
+            c2 = qz * v1 - qx * v3
+            c3 = qx * v2 - qy * v1
+            return (v1 + 2.0 * (qw * c1 + qy * c3 - qz * c2), v2 + 2.0 * (qw * c2 + qz * c1 - qx * c3),
+                    v3 + 2.0 * (qw * c3 + qx * c2 - qy * c1))
 
-    x1, x2, x3 = rec[:, 4], rec[:, 5], rec[:, 6]
-    P1, P2, P3 = rotate(rec[:, 10], rec[:, 11], rec[:, 12])
-    S1, S2, S3 = rotate(rec[:, 7], rec[:, 8], rec[:, 9])
-    L = (S1 + x2 * P3 - x3 * P2, S2 + x3 * P1 - x1 * P3, S3 + x1 * P2 - x2 * P1)
-    vel = rec[:, 7:] / inertia.T
-    vel[0] = xi0.T  # node 0 carries the given initial velocity exactly
+        x1, x2, x3 = r[:, 4], r[:, 5], r[:, 6]
+        P1, P2, P3 = rotate(r[:, 10], r[:, 11], r[:, 12])
+        S1, S2, S3 = rotate(r[:, 7], r[:, 8], r[:, 9])
+        Pb, Lb = P[i:i + blk], L[i:i + blk]
+        Pb[..., 0], Pb[..., 1], Pb[..., 2] = P1, P2, P3
+        Lb[..., 0] = S1 + x2 * P3 - x3 * P2
+        Lb[..., 1] = S2 + x3 * P1 - x1 * P3
+        Lb[..., 2] = S3 + x1 * P2 - x2 * P1
+        ori[i:i + blk] = r[:, :4].transpose(0, 2, 1)
+        pos[i:i + blk] = r[:, 4:7].transpose(0, 2, 1)
+        v = r[:, 7:] / IT
+        av[i:i + blk] = v[:, :3].transpose(0, 2, 1)
+        lv[i:i + blk] = v[:, 3:].transpose(0, 2, 1)
+    av[0], lv[0] = xi0[:, :3], xi0[:, 3:]   # node 0 carries the given initial velocity exactly
     shape = (n,) + batch
-
-    def out(comps, k):
-        return np.stack(comps, axis=-1).reshape(shape + (k,))
-
-    return Trajectory(time=dt * np.arange(n), position=out((x1, x2, x3), 3), orientation=out((qw, qx, qy, qz), 4),
-                      angular_velocity=out(tuple(vel[:, :3].transpose(1, 0, 2)), 3),
-                      linear_velocity=out(tuple(vel[:, 3:].transpose(1, 0, 2)), 3),
-                      momentum_angular=out(L, 3), momentum_linear=out((P1, P2, P3), 3),
+    return Trajectory(time=dt * np.arange(n), position=pos.reshape(shape + (3,)), orientation=ori.reshape(shape + (4,)),
+                      angular_velocity=av.reshape(shape + (3,)), linear_velocity=lv.reshape(shape + (3,)),
+                      momentum_angular=L.reshape(shape + (3,)), momentum_linear=P.reshape(shape + (3,)),
                       stats=stats, vehicle="rigid_body")
 
 

@@ -245,6 +245,29 @@ def advance(car: Car, psi: Array, sigma: Array, theta: Array, x: Array, y: Array
     return psi + hu, s1, tm + z, x1, y1, p1, u
 
 
+def float_constants(car: Car, dt: float, alpha: float = 0.5) -> tuple[float, ...]:
+    """The constants :func:`advance_float` needs, computed once per run."""
+    h, al = float(dt), float(alpha)
+    return (h, al * h, (1.0 - al) * h, car.a, car.c, 0.5 * h * car.kappa, h * car.wheel_radius,
+            2.0 * car.c / car.kappa)
+
+
+def advance_float(k: tuple[float, ...], psi: float, sigma: float, theta: float, x: float, y: float, p: float,
+                  torque: float, steering_rate: float) -> tuple[float, ...]:
+    """:func:`advance` for one car in plain Python floats (k = :func:`float_constants`): numpy's
+    per-call overhead dominates a single car's step, so one car runs without it. Same formulas and
+    the same returns (ψ, σ, θ, x, y, p, u^ψ_k) as :func:`advance` (tests/core/test_car.py checks
+    that they agree to round-off)."""
+    h, ha, hb, a, c, hk2, hrho, c2k = k
+    sa = sigma + ha * steering_rate                      # σ_{k+α}
+    u = (p + hb * torque) / (a + c * sigma * sa)         # u^ψ_k
+    z = hk2 * sa * u                                     # h ω_k / 2
+    chord = hrho * u * (math.sin(z) / z if z != 0.0 else 1.0)
+    tm = theta + z
+    return (psi + h * u, sigma + h * steering_rate, tm + z, x + chord * math.cos(tm), y + chord * math.sin(tm),
+            p + h * torque + c2k * steering_rate * z, u)
+
+
 def step(state: Array, controls: Array, dt: float, alpha: float, car: Car) -> Array:
     """state (..., 6) = (ψ, σ, θ, x, y, p), controls (..., 2) = (torque, steering_rate) → next state (..., 6)."""
     state = np.asarray(state, dtype=float)
@@ -426,7 +449,8 @@ def simulate(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: f
     t0 = time.perf_counter()
     h, al = float(dt), float(alpha)
     a, c, kap, rho = car.a, car.c, car.kappa, car.wheel_radius
-    c2k = 2.0 * c / kap
+    kf = float_constants(car, h, al)
+    ha = kf[1]
     smax = car.max_sigma
     torque = inputs["torque"].tolist()
     rate_in = inputs["steering_rate"].tolist()
@@ -438,7 +462,7 @@ def simulate(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: f
     saturated = 0
     first_saturated = -1
     blew_up = False
-    sin, cos, isfinite = math.sin, math.cos, math.isfinite
+    isfinite = math.isfinite
     for k in range(steps):
         f = torque[k]
         w = rate_in[k]
@@ -449,22 +473,11 @@ def simulate(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: f
             saturated += 1
             if first_saturated < 0:
                 first_saturated = k
-        sa = sg + al * h * w
-        den = a + c * sg * sa
-        if not den > 0.0:
+        if not a + c * sg * (sg + ha * w) > 0.0:
             blew_up = True
             break
-        u = (p + h * (1.0 - al) * f) / den
-        z = 0.5 * h * kap * sa * u
-        sinc = sin(z) / z if z != 0.0 else 1.0
-        chord = h * rho * u * sinc
-        tm = th + z
-        x += chord * cos(tm)
-        y += chord * sin(tm)
-        th += 2.0 * z
-        psi += h * u
-        p = p + h * f + c2k * w * z            # = (a + c σ_{k+1} σ_{k+α}) u + hα f, as in advance()
-        sg = s1
+        psi, _, th, x, y, p, _ = advance_float(kf, psi, sg, th, x, y, p, f, w)
+        sg = s1                                # the clamped σ_{k+1} exactly
         if not (isfinite(x) and isfinite(y) and isfinite(th) and isfinite(p) and isfinite(psi)):
             blew_up = True
             break
@@ -503,5 +516,5 @@ def simulate(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: f
 
 
 __all__ = ["Car", "CarInitial", "PRESETS", "INPUT_NAMES", "SHAPE_NAMES", "STATE_NAMES", "PARAMETERS",
-           "initial_state", "advance", "step", "step_jacobian", "rollout", "rhs", "reference",
+           "initial_state", "advance", "advance_float", "float_constants", "step", "step_jacobian", "rollout", "rhs", "reference",
            "check_controls", "simulate"]
