@@ -7,9 +7,11 @@ starting from the end state of the one before, and the pieces are joined into on
 trajectory, which is then mapped to world coordinates (Blender units).
 
 ``SolveJob`` runs a solve in a worker thread for the UI: ``progress()`` says how far it
-is (the share of the time budget of the current segment; core reports no iterations while
-it runs) and ``cancel()`` stops it by raising :class:`SolveCancelled` inside the worker.
-The worker touches no Blender data; ``apply_outcome`` (main thread) stores and bakes.
+is — the segment, the solver iteration k of the iteration limit and the current constraint
+violation (``core.dmoc.solve_scenario``'s ``callback``), and the share of the time budget
+used — and ``cancel()`` stops it by raising :class:`SolveCancelled` inside the worker (from
+the iteration callback, or asynchronously between iterations). The worker touches no
+Blender data; ``apply_outcome`` (main thread) stores and bakes.
 """
 from __future__ import annotations
 
@@ -139,10 +141,12 @@ def join(pieces: list) -> object:
 
 # ----------------------------------------------------------------------------- solving
 
-def solve(problem, progress=None) -> Outcome:
+def solve(problem, progress=None, iteration=None) -> Outcome:
     """Solve every segment of ``problem`` in turn (synchronously). ``progress(i, n)`` is called
-    as segment i of n starts. Never raises for a failed solve; a refused scenario is
-    ``Outcome.error``. The trajectory is in world coordinates."""
+    as segment i of n starts, ``iteration(k, max_violation)`` as the solver reports iteration k
+    of that segment (``core.dmoc.solve_scenario``'s callback). Never raises for a failed solve
+    (what the callbacks raise propagates); a refused scenario is ``Outcome.error``. The
+    trajectory is in world coordinates."""
     from ..core.errors import ScenarioError
     from ..core.scenario import Table
     try:
@@ -163,13 +167,18 @@ def solve(problem, progress=None) -> Outcome:
         if segment.continues:
             scenario["start"] = continue_from(previous, problem)
         try:
-            trajectory, result, _setup = solve_scenario(Table(scenario))
+            trajectory, result, _setup = solve_scenario(Table(scenario), callback=iteration)
         except ScenarioError as exc:
             out.error = f"the solver refused the problem: {problem.describe(str(exc), segment)}"
             break
-        except ImportError:
-            out.error = (f"Solve is not available for a {problem.vehicle_type.lower().replace('_', ' ')} "
-                         "in this version (core has no optimiser for it); use Simulate")
+        except ImportError as exc:  # every solvable type has a model: only a broken install gets here
+            out.error = f"the optimiser cannot load a module it needs ({exc})"
+            break
+        except Exception as exc:  # a bug in core: one line for the report, the traceback for the console
+            traceback.print_exc()
+            where = "" if len(problem.segments) == 1 else f" in frames {segment.frame_start}–{segment.frame_end}"
+            out.error = (f"the optimiser failed{where} (internal error "
+                         f"{type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); nothing changed")
             break
         out.backend = result.backend
         out.iterations += int(result.iterations)
@@ -226,8 +235,13 @@ class SolveJob:
         self.outcome: Outcome | None = None
         self.segment, self.segments = 0, len(problem.segments)
         self.segment_started = self.started = time.perf_counter()
+        self.iteration, self.violation = 0, float("nan")     # of the current segment, from the solver
+        self.max_iter = max((int(s.scenario.get("solver", {}).get("max_iter", 0)) for s in problem.segments),
+                            default=0)
         self._in_core = threading.Event()
         self._cancel = threading.Event()
+        self._lock = threading.Lock()     # orders cancel()'s asynchronous raise against leaving core
+        self._posted = False              # the asynchronous SolveCancelled was sent (at most once)
         self.thread = threading.Thread(target=self._run, name=f"Vehicle Motion solve {problem.vehicle}",
                                        daemon=True)
 
@@ -239,45 +253,66 @@ class SolveJob:
     def _progress(self, i: int, n: int) -> None:
         self.segment, self.segments = i, n
         self.segment_started = time.perf_counter()
+        self.iteration, self.violation = 0, float("nan")
         if self._cancel.is_set():
             raise SolveCancelled()
 
+    def _iteration(self, k: int, violation: float) -> None:
+        self.iteration, self.violation = int(k), float(violation)
+        if self._cancel.is_set():
+            raise SolveCancelled()
+
+    def _leave_core(self) -> None:
+        """No asynchronous SolveCancelled after this: none is sent any more, and one sent but not yet
+        delivered is withdrawn (a cancel can be raised both by a callback and asynchronously)."""
+        with self._lock:
+            self._in_core.clear()
+            if self._posted:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread.ident), None)
+
     def _run(self) -> None:
         try:
-            self._in_core.set()
-            outcome = solve(self.problem, self._progress)
-            self._in_core.clear()
-            self.outcome = outcome
+            try:
+                self._in_core.set()
+                outcome = solve(self.problem, self._progress, self._iteration)
+            finally:
+                self._leave_core()
         except SolveCancelled:
-            self._in_core.clear()
-            self.outcome = Outcome(self.problem.vehicle, cancelled=True,
-                                   wall_time_s=time.perf_counter() - self.started)
+            outcome = Outcome(self.problem.vehicle, cancelled=True, wall_time_s=time.perf_counter() - self.started)
         except BaseException as exc:  # a bug: one line for the user, the traceback for the console
-            self._in_core.clear()
             traceback.print_exc()
-            self.outcome = Outcome(self.problem.vehicle,
-                                   error=f"Vehicle Motion internal error: {type(exc).__name__}: {exc}")
+            outcome = Outcome(self.problem.vehicle,
+                              error=f"Vehicle Motion internal error: {type(exc).__name__}: {exc}")
+        self.outcome = outcome
 
     @property
     def done(self) -> bool:
         return not self.thread.is_alive()
 
     def progress(self) -> tuple[float, str]:
-        """(fraction of the time budget used, a short status line)."""
+        """(fraction of the budget used, a short status line naming the iteration and the constraint
+        violation). Within a segment the fraction is the larger of the shares of the time limit and
+        of the iteration limit used."""
         elapsed = time.perf_counter() - self.segment_started
         limit = max(self.problem.time_limit_s, 1e-3)
-        share = min(elapsed / limit, 0.99)
+        k, violation = self.iteration, self.violation
+        share = min(max(elapsed / limit, k / self.max_iter if self.max_iter else 0.0), 0.99)
         fraction = (self.segment + share) / max(self.segments, 1)
         seg = f"segment {self.segment + 1}/{self.segments}, " if self.segments > 1 else ""
-        return fraction, (f"Solving '{self.problem.vehicle}': {seg}{time.perf_counter() - self.started:.0f} s "
-                          f"(limit {limit:.0f} s) — Esc to cancel")
+        it = f"iteration {k} of {self.max_iter}" if self.max_iter else f"iteration {k}"
+        viol = f", constraint violation {violation:.1e}" if violation == violation else ""
+        return fraction, (f"Solving '{self.problem.vehicle}': {seg}{it}{viol}, "
+                          f"{time.perf_counter() - self.started:.0f} s (limit {limit:.0f} s) — Esc to cancel")
 
     def cancel(self, wait: float = 5.0) -> None:
-        """Stop the worker: raise SolveCancelled in it (at its next Python instruction)."""
+        """Stop the worker: its next iteration callback raises SolveCancelled, and so, at once, does
+        its next Python instruction (an asynchronous exception: core may be between callbacks)."""
         self._cancel.set()
-        if self.thread.is_alive() and self._in_core.is_set():
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread.ident),
-                                                       ctypes.py_object(SolveCancelled))
+        with self._lock:
+            if self.thread.is_alive() and self._in_core.is_set() and not self._posted:
+                self._posted = True
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.thread.ident),
+                                                           ctypes.py_object(SolveCancelled))
         self.thread.join(wait)
 
     def finish(self) -> None:

@@ -8,7 +8,7 @@ groups), ``obstacles`` (signed distances), ``models`` (each vehicle's discrete d
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -16,10 +16,17 @@ from ..trajectory import Trajectory
 
 
 def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | None = None,
-                   options: Any = None) -> tuple[Trajectory, Any, Any]:
+                   options: Any = None,
+                   callback: Callable[[int, float], None] | None = None) -> tuple[Trajectory, Any, Any]:
     """Scenario table → (trajectory with controls and stats, SolveResult, Setup).
 
     ``initial``: warm start from a trajectory (same steps); default: ``initial_guess``.
+    ``callback(iterations, max_violation)``: progress, called in the solving thread with the
+    iterations so far (counted over the outer solves) and the largest constraint violation
+    (constraint rows and bounds, ``NLP.max_violation``) of the current iterate — at every
+    iteration the backend reports through ``core.dmoc.solve.solve``'s ``callback``, and at the
+    end of every outer solve. To stop the solve from it, raise a BaseException subclass (a cancel):
+    it propagates, while the backends turn numerical exceptions into a failed status.
     Raises ScenarioError for bad input; a failed solve is a result, not an exception.
     """
     from .constraints import assemble
@@ -38,8 +45,10 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     iterations, solve_time, outer = 0, 0.0, 0
     for outer in range(1, 5):  # outer solves: SE(3) models re-centre their pose charts between them
         nlp = assemble(model, spec)
-        result = solve(nlp, nlp.reduce(y0), setup.options)
+        result = solve(nlp, nlp.reduce(y0), setup.options, callback=_progress(callback, nlp, iterations))
         iterations += result.iterations
+        if callback is not None:
+            callback(iterations, float(result.max_constraint_violation))
         solve_time += result.wall_time_s
         y0 = nlp.full(result.z)
         if result.status == "infeasible" or not model.recentre(y0):
@@ -53,6 +62,18 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     traj.stats["wall_time_s"] = time.perf_counter() - t0
     traj.stats["solve_time_s"] = solve_time
     return traj, result, setup
+
+
+def _progress(callback: Callable[[int, float], None] | None, nlp: Any,
+              done: int) -> Callable[[int, np.ndarray], None] | None:
+    """core.dmoc.solve's per-iteration ``callback(k, z)`` (z: the free variables) → ``callback(done + k,
+    max violation of z)``."""
+    if callback is None:
+        return None
+
+    def step(k: int, z: np.ndarray) -> None:
+        callback(done + int(k), float(nlp.max_violation(z)))
+    return step
 
 
 __all__ = ["solve_scenario"]
