@@ -3,9 +3,10 @@
 Backends (both get the exact sparse constraint Jacobian and a sparse Lagrangian Hessian
 from :class:`~core.dmoc.problem.NLP`):
 
-* ``scipy`` (default; runs inside Blender with its bundled scipy):
-  ``scipy.optimize.minimize(method="trust-constr")`` with the sparse Jacobian and
-  the Hessian of the Lagrangian as a sparse matrix.
+* ``scipy`` (default; runs inside Blender with its bundled scipy): the interior-point method
+  of :mod:`core.dmoc.ipm` (IPOPT's algorithm on scipy.sparse/SuperLU), falling back to
+  ``scipy.optimize.minimize(method="trust-constr")`` (sparse Jacobian and Hessian) from its
+  best point when it stalls (``[solver] method``).
 * ``ipopt`` through cyipopt when it imports (``scripts/install_ipopt.sh``): exact Hessian
   by default, ``hessian = "limited-memory"`` for IPOPT's L-BFGS.
 
@@ -83,12 +84,28 @@ class SolveResult:
 
 
 class _Tracker:
-    """Keeps the best point evaluated so far: feasible with least cost, else least violation."""
+    """Keeps the best point evaluated so far: feasible with least cost, else least violation;
+    counts the iterations and passes each iterate to the caller's ``progress(k, z)``."""
 
-    def __init__(self, nlp: NLP, feas_tol: float):
+    def __init__(self, nlp: NLP, feas_tol: float,
+                 progress: Callable[[int, np.ndarray], None] | None = None):
         self.nlp = nlp
         self.tol = feas_tol
         self.best: tuple[bool, float, float, np.ndarray] | None = None
+        self.progress = progress
+        self.count = -1   # the backends report their starting point as iteration 0
+        self.offset = 0   # iterations of an earlier backend run (the trust-constr fallback)
+
+    def report(self, z: np.ndarray | None, k: int | None = None) -> None:
+        """Iteration k (default: the next one) is at z (progress only)."""
+        self.count = self.count + 1 if k is None else int(k)
+        if self.progress is not None and z is not None:
+            self.progress(self.offset + self.count, z)
+
+    def step(self, z: np.ndarray, k: int | None = None) -> None:
+        """Iteration k is at z: track it, then report it."""
+        self.see(z)
+        self.report(z, k)
 
     def see(self, z: np.ndarray) -> None:
         if not np.all(np.isfinite(z)):
@@ -138,7 +155,10 @@ def presolve(nlp: NLP) -> str:
 
 def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
           callback: Callable[[int, np.ndarray], None] | None = None) -> SolveResult:
-    """Solve from z0 (free variables). Never raises for a failed solve: the status says what happened."""
+    """Solve from z0 (free variables). Never raises for a failed solve: the status says what happened.
+
+    ``callback(k, z)`` is called at every iteration k (1, 2, …) of the backend with its iterate z;
+    an exception it raises that is not numerical (e.g. a cancel) propagates."""
     options = options or SolverOptions()
     if options.backend not in BACKENDS:
         raise ValueError(f"unknown backend {options.backend!r}")
@@ -147,7 +167,7 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
     why = presolve(nlp)
     if why:
         return _result(nlp, z0, False, "infeasible", "infeasible: " + why, 0, t0, options.backend, options.tol)
-    tracker = _Tracker(nlp, options.constraint_tol)
+    tracker = _Tracker(nlp, options.constraint_tol, callback)
     try:
         if options.backend == "ipopt":
             if not ipopt_available():
@@ -160,6 +180,7 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
             if (options.method == "auto" and status in ("stalled", "numerical_failure")
                     and time.perf_counter() - t0 < 0.8 * options.time_limit_s):
                 start = tracker.best[3] if tracker.best is not None else z
+                tracker.offset = iters
                 z2, status2, msg2, iters2 = _solve_scipy(nlp, start, options, tracker, t0)
                 z, iters = z2, iters + iters2
                 status, msg = status2, f"{msg2} (trust-constr after the interior point: {msg})"
@@ -298,7 +319,7 @@ def _solve_ipm(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0
 
     D, Sc, sf = scaling(nlp, z0)
     r = interior_point(nlp, z0, D, Sc, sf, tol=o.tol, constraint_tol=o.constraint_tol, max_iter=o.max_iter,
-                       deadline=t0 + o.time_limit_s, callback=tracker.see, verbose=o.verbose)
+                       deadline=t0 + o.time_limit_s, callback=tracker.step, verbose=o.verbose)
     z = r.z
     viol = nlp.max_violation(z)
     if r.status == "converged" and viol > o.constraint_tol:
@@ -324,7 +345,7 @@ def _solve_scipy(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, 
 
     def cb(intermediate_result) -> bool:
         state["iters"] = int(getattr(intermediate_result, "nit", state["iters"] + 1))
-        tracker.see(D * np.asarray(intermediate_result.x))
+        tracker.step(D * np.asarray(intermediate_result.x), intermediate_result.nit)
         if time.perf_counter() - t0 > o.time_limit_s:
             state["timeout"] = True
             return True
@@ -429,6 +450,7 @@ class _IpoptAdapter:
         self.iters = int(iter_count)
         if self.last_x is not None and inf_pr <= self.tracker.tol:
             self.tracker.see(self.last_x)
+        self.tracker.report(self.last_x, iter_count)
         if time.perf_counter() - self.t0 > self.limit:
             self.timeout = True
             return False

@@ -11,6 +11,7 @@ from core.dmoc import _progress, solve_scenario
 from core.dmoc.constraints import assemble
 from core.dmoc.initial_guess import initial_guess
 from core.dmoc.scenario import read
+from core.dmoc.solve import ipopt_available
 from core.scenario import Table
 
 SCENARIO = """
@@ -51,9 +52,21 @@ def test_callback_ends_with_the_results_iterations_and_violation():
     assert result.converged, result.message
     assert seen and seen[-1] == (result.iterations, result.max_constraint_violation)
     assert [k for k, _ in seen] == sorted(k for k, _ in seen)
+    # every iteration is reported, not only the end of each outer solve
+    assert len(seen) >= result.iterations and [k for k, _ in seen[:3]] == [0, 1, 2]
     assert all(np.isfinite(v) and v >= 0.0 for _, v in seen)
     _, plain, _ = solve_scenario(scenario())  # the callback does not change the solve
     assert plain.iterations == result.iterations and plain.cost == pytest.approx(result.cost, rel=1e-12)
+
+
+@pytest.mark.skipif(not ipopt_available(), reason="cyipopt not installed")
+def test_ipopt_reports_every_iteration():
+    seen: list[tuple[int, float]] = []
+    _, result, _ = solve_scenario(scenario(), backend="ipopt", callback=lambda k, v: seen.append((k, v)))
+    assert result.converged, result.message
+    assert len(seen) >= result.iterations and seen[-1][0] == result.iterations
+    assert [k for k, _ in seen] == sorted(k for k, _ in seen)
+    assert seen[-1][1] <= 1e-8 < seen[0][1]
 
 
 def test_a_base_exception_from_the_callback_stops_the_solve():
