@@ -214,6 +214,22 @@ def test_snakeboard_gains_speed(tmp_path, backend):
     assert np.ptp(d["controls"]["rotor_torque"]) > 1.0  # it twists: the gait is not trivial
 
 
+def test_snakeboard_around_an_obstacle(tmp_path):
+    """A cone on the straight line: the board's clearance Hessian (SE(2) body points) is exact and
+    the gait goes round it."""
+    text = SNAKE.format(backend="scipy").replace("[solver]", """[[obstacles]]
+type = "sphere"
+center = [1.0, 0.0, 0.0]
+radius = 0.15
+margin = 0.05
+[solver]""").replace('[vehicle]\ntype = "snakeboard"', '[vehicle]\ntype = "snakeboard"\ncollision_radius = 0.3')
+    code, d = _solve(tmp_path, text)
+    assert code == 0, d["stats"]["message"]
+    p = np.asarray(d["position"])[:, :2]
+    assert np.min(np.linalg.norm(p - [1.0, 0.0], axis=1)) >= 0.15 + 0.05 + 0.3 - 1e-7
+    assert np.allclose(p[-1], [2.0, 0.0], atol=1e-9)
+
+
 BOAT = """
 [vehicle]
 type = "boat"

@@ -30,7 +30,7 @@ from ...scenario import Table
 from ...trajectory import Trajectory
 from ...vehicles import snakeboard as sblib
 from ..problem import Group
-from . import MAX_STEPS, Model, se2_point_map
+from . import MAX_STEPS, Model, se2_point_curvature, se2_point_map
 
 TH, X, Y, PSI, PHI, P, PIPSI, PIPHI = range(8)
 NODE = ("heading", "x", "y", "rotor_angle", "wheel_angle", "nonholonomic momentum", "rotor momentum",
@@ -88,6 +88,9 @@ class SnakeboardModel(Model):
 
     def point_map(self, Xp, body, *ref):
         return se2_point_map(Xp, body)
+
+    def point_curvature(self, Xp, body, w, *ref):
+        return se2_point_curvature(Xp, body, w)
 
     # -- dynamics -------------------------------------------------------------------------------------
     def residual(self, Xl: np.ndarray) -> np.ndarray:
