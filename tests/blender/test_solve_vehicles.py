@@ -31,17 +31,7 @@ SAMPLES = {"helicopter": build_helicopter_scene, "boat": build_boat_scene, "snak
 FIGURES: dict[str, float] = {}  # measured figures, printed at the end of the module
 
 
-def snakeboard_takes_obstacles() -> bool:
-    """Does core's snakeboard model have the point-map curvature that obstacle and waypoint rows need
-    for their exact Hessian (core.dmoc.models.Model.point_curvature)?"""
-    from vehicle_motion.core.dmoc.models import Model
-    from vehicle_motion.core.dmoc.models.snakeboard import SnakeboardModel
-    return SnakeboardModel.point_curvature is not Model.point_curvature
-
-
 def build(kind: str) -> dict:
-    if kind == "snakeboard":
-        return build_snakeboard_scene.build(cone=snakeboard_takes_obstacles())
     return SAMPLES[kind].build()
 
 
@@ -257,9 +247,7 @@ def test_goal_is_reached(solved):
 
 def test_baked_vehicle_never_enters_an_obstacle(solved):
     scene, obj = open_solved(solved)
-    if not solved.names["obstacles"]:
-        assert solved.kind == "snakeboard" and not snakeboard_takes_obstacles()
-        pytest.skip("core's snakeboard model has no point_curvature: its sample is built without the cone")
+    assert solved.names["obstacles"]
     obstacles = {}
     for name in solved.names["obstacles"]:
         points = world_vertices(bpy.data.objects[name])
