@@ -300,7 +300,9 @@ def benchmark(quick: bool, with_scipy: bool) -> list[dict]:
         dcost = (ours["cost"] - cas["cost"]) / max(abs(cas["cost"]), 1e-12)
         line = f"    ipopt backend / CasADi cpu time {ratio:.2f}×, cost difference {100 * dcost:+.4f} %"
         if "scipy" in row:
-            line += f"; scipy backend / CasADi {row['scipy']['cpu'] / max(cas['cpu'], 1e-9):.2f}×"
+            ds = (row["scipy"]["cost"] - cas["cost"]) / max(abs(cas["cost"]), 1e-12)
+            line += (f"; scipy backend / CasADi {row['scipy']['cpu'] / max(cas['cpu'], 1e-9):.2f}× cpu, "
+                     f"cost difference {100 * ds:+.4f} %")
         print(line, flush=True)
     return rows
 

@@ -2,32 +2,44 @@
 
 Written for the DMOC programs because ``scipy.optimize.minimize(method="trust-constr")`` —
 the other scipy option, kept as ``[solver] method = "trust-constr"`` — stalls on the helicopter
-and snakeboard problems (constraint violation stuck near its starting value for hundreds of
-iterations; measured in docs/benchmarks/dmoc.md). Only numpy and scipy are used, so it runs inside
-Blender. The algorithm follows IPOPT's (Wächter & Biegler 2006) in a reduced form:
+and snakeboard problems (measured in docs/benchmarks/dmoc.md). Only numpy and scipy are used, so
+it runs inside Blender. The algorithm is IPOPT's (Wächter & Biegler 2006, "WB06" below; the
+adaptive barrier update of Nocedal, Wächter & Waltz 2009, "NWW09"):
 
 * problem  min f(x)  s.t.  c_E(x) = t_E,  c_I(x) − s = 0,  l ≤ (x, s) ≤ u  (slacks for the
   inequality rows), on the scaled program (x = z/D, ĉ = S c, f̂ = σ f; ``solve.scaling``);
-* Newton steps on the primal-dual barrier equations with the exact Lagrangian Hessian; the slack
-  block is eliminated, leaving the sparse symmetric quasi-definite system
-  [[H + Σ_x + δ_w I, Jᵀ], [J, −(δ_c I + D_s⁻¹)]] solved by SuperLU (``scipy.sparse.linalg.splu``);
-* inertia control without an inertia-revealing factorisation: the regularisation δ_w grows
-  until the step is a descent direction of the merit function (the curvature test);
-* the filter line search of IPOPT on (|g|₁, barrier function) with its switching and Armijo
-  conditions, the fraction-to-boundary rule (τ = max(0.99, 1 − μ)) and one second-order correction
-  against the Maratos effect; when no step is acceptable, a reduced restoration: a minimum-norm
-  Gauss–Newton step on the constraints, kept interior;
-* monotone barrier update μ ← max(tol/10, min(0.2 μ, μ^1.5)) once the barrier problem is solved to
-  10 μ; bound multipliers kept within [μ/(10¹⁰ gap), 10¹⁰ μ/gap].
+* Newton steps on the primal-dual barrier equations (WB06 eq. 11) with the exact Lagrangian Hessian;
+  the slack block is eliminated, leaving the sparse symmetric quasi-definite matrix
+  K = [[W + Σ_x + δ_w I, Jᵀ], [J, −(δ_c I + D_s⁻¹)]] (:class:`KKTSystem`);
+* K is factored by SuperLU in symmetric mode with diagonal pivots only and a fill-reducing ordering
+  of K + Kᵀ computed once (the program is block-banded in time, so the factor stays O(N)); the
+  signs of the pivots give K's inertia (Sylvester), and δ_w, δ_c follow WB06 §3.1 (Algorithm IC)
+  until the inertia is (n, m, 0). A tiny constant ±δ_r on the diagonal (+ for the variables, − for
+  the constraints: a quasi-definite matrix, Vanderbei 1995) makes every diagonal pivot exist;
+  iterative refinement on the unregularised K removes its effect;
+* the barrier parameter μ: free mode uses Mehrotra's probing (NWW09 §4: an affine step from the
+  same factorisation, μ = (μ_aff/μ_avg)³ μ_avg); it is globalised by the KKT-error test of NWW09
+  §5 (the quality ‖r_d‖²/n + ‖g‖²/m + ‖r_c‖²/n_b must fall below 0.9999 × one of the last 4
+  accepted values), else the fixed (monotone, WB06 eq. 7) mode takes over from 0.8 × the mean
+  complementarity until the free mode makes progress again;
+* IPOPT's filter line search on (θ = |g|₁, barrier function) with its switching and Armijo
+  conditions (WB06 §2.3), the fraction-to-boundary rule τ = max(0.99, 1 − μ), up to four
+  second-order corrections (WB06 §2.4) and the minimum step α_min (WB06 eq. 23);
+* when α falls below α_min: feasibility restoration (:func:`_restoration`), Levenberg–Marquardt
+  steps on ½|g|² + ζ/2 |w − w_r|² inside the bounds (log barrier), factorised by the same
+  KKTSystem, until θ has fallen to 0.9 θ and the point is acceptable to the filter. When it
+  converges to a stationary point of |g|² that is not feasible the problem is reported locally
+  infeasible.
 
-Termination: scaled KKT error ≤ tol (dual infeasibility scaled as IPOPT does, constraint
-violation, complementarity), or the iteration / time limit, or a line search that cannot
-progress ("stalled").
+Termination: scaled KKT error ≤ tol (WB06 eq. 5: dual infeasibility and complementarity scaled by
+s_d, s_c) and unscaled constraint violation ≤ constraint_tol, or the iteration / time limit, or
+infeasible, or a restoration that cannot progress ("stalled").
 """
 from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
@@ -37,14 +49,25 @@ from scipy.sparse.linalg import splu
 
 from .problem import NLP
 
+# WB06 / IPOPT default constants
+MU_MIN = 1e-11
+KAPPA_EPS = 10.0          # barrier problem solved to κ_ε μ (fixed mode)
+KAPPA_MU, THETA_MU = 0.2, 1.5
+GAMMA_THETA, GAMMA_PHI = 1e-5, 1e-8
+S_THETA, S_PHI, DELTA_SW, ETA_PHI = 1.1, 2.3, 1.0, 1e-4
+KAPPA_SIGMA = 1e10        # bound-multiplier safeguard (WB06 eq. 16)
+MAX_SOC, KAPPA_SOC = 4, 0.99
+DELTA_REG = 1e-9          # constant quasi-definite regularisation, removed by iterative refinement
+
 
 @dataclass
 class IPMResult:
     z: np.ndarray
-    status: str          # converged, iteration_limit, time_limit, stalled, numerical_failure
+    status: str          # converged, iteration_limit, time_limit, stalled, numerical_failure, infeasible
     message: str
     iterations: int
     kkt_error: float
+    factorizations: int = 0
 
 
 def _gap(w, L, U):
@@ -55,14 +78,114 @@ def _gap(w, L, U):
     return lo, hi
 
 
+def fraction_to_boundary(v: np.ndarray, dv: np.ndarray, tau: float) -> float:
+    """Largest α ∈ (0, 1] with v + α dv ≥ (1 − τ) v for v > 0 (WB06 eq. 15)."""
+    neg = dv < 0
+    if not np.any(neg):
+        return 1.0
+    return float(min(1.0, np.min(-tau * v[neg] / dv[neg])))
+
+
+class KKTSystem:
+    """The reduced Newton matrix of the slack-eliminated barrier problem, factored with inertia.
+
+    Unknowns (dx, ds, dy) of
+        (W + diag(Dx)) dx + Jᵀ dy = −r_x
+        diag(Ds) ds − dy_I        = −r_s
+        J dx − P_Iᵀ ds − diag(dc) dy = −r_c
+    with ds eliminated (ds = (dy_I − r_s)/Ds): K = [[W + Dx, Jᵀ], [J, −(dc + P_Iᵀ Ds⁻¹ P_I)]].
+    :meth:`factor` returns the number of negative pivots (K's negative eigenvalues: the factor is
+    LDLᵀ-like, diagonal pivots only), or −1 when SuperLU had to pivot off the diagonal or failed.
+    """
+
+    def __init__(self, n: int, m: int, I: np.ndarray, hess_rows: np.ndarray, hess_cols: np.ndarray,
+                 jac_rows: np.ndarray, jac_cols: np.ndarray):
+        self.n, self.m, self.I = n, m, I
+        self.lu = None
+        self.K: sp.csc_matrix | None = None
+        self.factorizations = 0
+        # fill-reducing ordering of K's structure, once: a diagonally dominant matrix with K's pattern
+        rows = np.concatenate([hess_rows, hess_cols, n + jac_rows, jac_cols])
+        cols = np.concatenate([hess_cols, hess_rows, jac_cols, n + jac_rows])
+        off = rows != cols
+        S = sp.csc_matrix((np.ones(int(off.sum())), (rows[off], cols[off])), shape=(n + m, n + m))
+        S = (S + sp.diags(np.asarray(abs(S).sum(axis=1)).ravel() + 1.0)).tocsc()
+        lu = splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+        self.perm = np.empty(n + m, dtype=np.int64)
+        self.perm[lu.perm_c] = np.arange(n + m)
+        self.fill = int(lu.L.nnz + lu.U.nnz)
+
+    def factor(self, W: sp.spmatrix | None, J: sp.csr_matrix, Dx: np.ndarray, Ds: np.ndarray,
+               dc: np.ndarray) -> int:
+        n, m = self.n, self.m
+        self.J, self.Ds, self.dc = J, Ds, dc
+        dcc = dc.copy()
+        dcc[self.I] += 1.0 / Ds
+        top = sp.diags(Dx) if W is None else W + sp.diags(Dx)
+        K = sp.bmat([[top, J.T], [J, -sp.diags(dcc)]], format="csc")
+        self.K = K
+        p = self.perm
+        Kr = (K + sp.diags(np.concatenate([np.full(n, DELTA_REG), np.full(m, -DELTA_REG)])))[p][:, p].tocsc()
+        self.factorizations += 1
+        self.lu = None
+        try:
+            lu = splu(Kr, permc_spec="NATURAL", diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+        except RuntimeError:
+            return -1
+        if not np.array_equal(lu.perm_r, np.arange(n + m)):
+            return -1  # an off-diagonal pivot: the pivot signs no longer give the inertia
+        d = lu.U.diagonal()
+        if not np.all(np.isfinite(d)) or np.any(d == 0):
+            return -1
+        self.lu = lu
+        return int(np.sum(d < 0))
+
+    def _solve_raw(self, b: np.ndarray) -> np.ndarray:
+        p = self.perm
+        x = np.empty_like(b)
+        x[p] = self.lu.solve(b[p])
+        return x
+
+    def solve_full(self, b: np.ndarray, refine: int = 8) -> tuple[np.ndarray, float]:
+        """K x = b with iterative refinement; (x, relative residual)."""
+        x = self._solve_raw(b)
+        nb = max(float(np.max(np.abs(b))), 1e-300)
+        res = b - self.K @ x
+        rn = float(np.max(np.abs(res))) / nb
+        for _ in range(refine):
+            if rn <= 1e-14 or not np.isfinite(rn):
+                break
+            x2 = x + self._solve_raw(res)
+            res2 = b - self.K @ x2
+            rn2 = float(np.max(np.abs(res2))) / nb
+            if not rn2 < 0.9 * rn:
+                if rn2 < rn:
+                    x, res, rn = x2, res2, rn2
+                break
+            x, res, rn = x2, res2, rn2
+        return x, rn
+
+    def solve(self, r_x: np.ndarray, r_s: np.ndarray, r_c: np.ndarray):
+        """(dx, ds, dy, relative residual) of the system in the class docstring."""
+        n, I = self.n, self.I
+        rc = -r_c.copy()
+        rc[I] -= r_s / self.Ds
+        sol, rn = self.solve_full(np.concatenate([-r_x, rc]))
+        dx, dy = sol[:n], sol[n:]
+        ds = (dy[I] - r_s) / self.Ds
+        return dx, ds, dy, rn
+
+
 def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: float, tol: float = 1e-8,
                    constraint_tol: float = 1e-9, max_iter: int = 1000, deadline: float = math.inf,
                    callback: Callable[[np.ndarray], None] | None = None, verbose: bool = False,
-                   mu_mode: str = "monotone") -> IPMResult:
+                   mu_strategy: str = "adaptive") -> IPMResult:
+    """Minimise nlp from z0 on the program scaled by (D, Sc, sf); see the module docstring."""
+    if mu_strategy not in ("adaptive", "monotone"):
+        raise ValueError(f"mu_strategy must be 'adaptive' or 'monotone', got {mu_strategy!r}")
     n, m = nlp.n, nlp.m
     eq = nlp.cl == nlp.cu
-    iq = ~eq
-    E, I = np.flatnonzero(eq), np.flatnonzero(iq)
+    E, I = np.flatnonzero(eq), np.flatnonzero(~eq)
     mI = len(I)
     t_E = Sc[E] * nlp.cl[E]
     Ls, Us = Sc[I] * nlp.cl[I], Sc[I] * nlp.cu[I]
@@ -70,6 +193,10 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
     L = np.concatenate([Lx, Ls])
     U = np.concatenate([Ux, Us])
     hasL, hasU = np.isfinite(L), np.isfinite(U)
+    nb = int(hasL.sum() + hasU.sum())
+    kkt_sys = KKTSystem(n, m, I, nlp.hess_pattern.rows, nlp.hess_pattern.cols, nlp.jac_pattern.rows,
+                        nlp.jac_pattern.cols)
+    Dm = sp.diags(D)
 
     def push(v, lo, hi, k1=1e-2):
         """Move v strictly inside [lo, hi] (IPOPT's bound_push / bound_frac)."""
@@ -86,30 +213,12 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
         ev = nlp.evaluate(D * x)
         return sf * ev.cost, Sc * ev.cons
 
-    def scaled_jacobian(x):
-        return (sp.diags(Sc) @ nlp.jacobian(D * x) @ sp.diags(D)).tocsr()
-
-    evaluate.jacobian = scaled_jacobian  # type: ignore[attr-defined]
-
     def gradients(x):
         ev = nlp.derivatives(D * x)
-        J = (sp.diags(Sc) @ nlp.jac_pattern.matrix(ev.jac) @ sp.diags(D)).tocsr()
+        J = (sp.diags(Sc) @ nlp.jac_pattern.matrix(ev.jac) @ Dm).tocsr()
         return sf * D * ev.grad, J
 
-    x = push(np.clip(z0 / D, Lx, Ux), Lx, Ux)
-    f, c = evaluate(x)
-    s = push(c[I], Ls, Us)
-    w = np.concatenate([x, s])
-    y = np.zeros(m)
-    zL = np.where(hasL, 1.0, 0.0)
-    zU = np.where(hasU, 1.0, 0.0)
-    mu = 0.1
-    filt: list[tuple[float, float]] = []
-    filter_mu = mu
-    delta_w_last = 0.0
-    it = 0
-
-    def constraint_residual(c, s):
+    def residual(c, s):
         g = np.empty(m)
         g[E] = c[E] - t_E
         g[I] = c[I] - s
@@ -121,20 +230,53 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             return np.inf
         return f - mu * (np.sum(np.log(lo[hasL])) + np.sum(np.log(hi[hasU])))
 
-    def ftb(v, dv, tau):
-        """Largest α ∈ (0, 1] keeping v + α dv ≥ (1 − τ) v for v > 0 (fraction to the boundary)."""
-        neg = dv < 0
-        if not np.any(neg):
-            return 1.0
-        return float(min(1.0, np.min(-tau * v[neg] / dv[neg])))
+    def ftb_primal(lo, hi, dw, tau):
+        return min(fraction_to_boundary(lo[hasL], dw[hasL], tau), fraction_to_boundary(hi[hasU], -dw[hasU], tau))
 
-    g = constraint_residual(c, s)
-    theta0 = float(np.sum(np.abs(g)))
+    def ftb_dual(zL, zU, dzL, dzU, tau):
+        return min(fraction_to_boundary(zL[hasL], dzL[hasL], tau), fraction_to_boundary(zU[hasU], dzU[hasU], tau))
+
+    def ls_multipliers(grad, J, zL, zU):
+        """Least-squares y: min |∇f_w − z_L + z_U + J_wᵀ y| (IPOPT's initial and reset estimate)."""
+        if m == 0:
+            return np.zeros(0)
+        r_x = grad - zL[:n] + zU[:n]
+        r_s = -zL[n:] + zU[n:]
+        if kkt_sys.factor(None, J, np.ones(n), np.ones(mI), np.zeros(m)) != m:
+            return np.zeros(m)
+        _, _, y_ls, rn = kkt_sys.solve(r_x, r_s, np.zeros(m))
+        if not np.all(np.isfinite(y_ls)) or rn > 1e-6 or np.max(np.abs(y_ls), initial=0.0) > 1e3:
+            return np.zeros(m)
+        return y_ls
+
+    # ---- initial point (IPOPT: bound push, slacks at the pushed constraint values, z = 1, LS y) -------
+    x = push(np.clip(z0 / D, Lx, Ux), Lx, Ux)
+    f, c = evaluate(x)
+    s = push(c[I], Ls, Us)
+    w = np.concatenate([x, s])
+    zL = np.where(hasL, 1.0, 0.0)
+    zU = np.where(hasU, 1.0, 0.0)
     grad, J = gradients(x)
+    y = ls_multipliers(grad, J, zL, zU)
+    g = residual(c, s)
+    theta0 = float(np.sum(np.abs(g)))
+    theta_max = 1e4 * max(1.0, theta0)
+    theta_min = 1e-4 * max(1.0, theta0)
+    mu = 0.1
+    mu_floor = max(MU_MIN, tol / 11.0)  # the monotone mode's last barrier parameter (IPOPT)
+    free_mode = mu_strategy == "adaptive" and nb > 0
+    lo0, hi0 = _gap(w, L, U)
+    mu_max = min(1e5, 1e3 * (float(np.sum(lo0[hasL] * zL[hasL]) + np.sum(hi0[hasU] * zU[hasU])) / nb if nb else 1.0))
+    refs: deque[float] = deque(maxlen=4)
+    filt: list[tuple[float, float]] = []
+    filter_mu = mu
+    delta_w_last = 0.0
+    it = 0
     status, message = "iteration_limit", f"iteration limit of {max_iter} reached"
     kkt = np.inf
+
     while True:
-        # --- optimality measures ---------------------------------------------------------------
+        # --- optimality measures (WB06 eq. 5) ------------------------------------------------------
         lo, hi = _gap(w, L, U)
         JT_y = J.T @ y
         rd = np.concatenate([grad + JT_y, -y[I]]) - zL + zU
@@ -143,13 +285,16 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
         s_d = max(100.0, (np.abs(y).sum() + zL.sum() + zU.sum()) / max(1, n + mI + m)) / 100.0
         s_c = max(100.0, (zL.sum() + zU.sum()) / max(1, n + mI)) / 100.0
         viol = float(np.max(np.abs(g), initial=0.0))
-        kkt = max(float(np.max(np.abs(rd), initial=0.0)) / s_d, viol,
-                  float(np.max(np.maximum(compl_L, compl_U), initial=0.0)) / s_c)
+        dual_inf = float(np.max(np.abs(rd), initial=0.0))
+        kkt = max(dual_inf / s_d, viol, float(np.max(np.maximum(compl_L, compl_U), initial=0.0)) / s_c)
+        quality = (float(rd @ rd) / max(1, n + mI) + float(g @ g) / max(1, m)
+                   + (float(compl_L @ compl_L + compl_U @ compl_U) / nb if nb else 0.0))
         if callback is not None:
             callback(D * w[:n])
         if verbose:
-            print(f"{it:4d} f {f / sf:.8e} viol {viol:.2e} kkt {kkt:.2e} mu {mu:.1e} dw {delta_w_last:.1e}")
-        if kkt <= tol and nlp.max_violation(D * w[:n]) <= max(constraint_tol, 10 * constraint_tol):
+            print(f"{it:4d} f {f / sf:.8e} viol {viol:.2e} du {dual_inf:.2e} kkt {kkt:.2e} mu {mu:.1e} "
+                  f"dw {delta_w_last:.1e} {'free' if free_mode else 'fixed'}")
+        if kkt <= tol and nlp.max_violation(D * w[:n]) <= constraint_tol:
             status, message = "converged", f"optimal: KKT error {kkt:.2g} (scipy interior point)"
             break
         if it >= max_iter:
@@ -157,112 +302,88 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
         if time.perf_counter() > deadline:
             status, message = "time_limit", "time limit reached"
             break
-        # --- barrier update --------------------------------------------------------------------------
-        if mu_mode == "loqo":
-            # LOQO's rule: μ = σ · mean complementarity, σ = 0.1 min(0.05 (1 − ξ)/ξ, 2)³ with ξ the
-            # ratio of the smallest product to the mean; a floor keeps μ from outrunning feasibility.
-            prods = np.concatenate([compl_L[hasL], compl_U[hasU]])
-            if len(prods):
-                avg = float(np.mean(prods))
-                xi = float(np.min(prods)) / max(avg, 1e-300)
-                sigma = 0.1 * min(0.05 * (1 - xi) / max(xi, 1e-12), 2.0) ** 3
-                mu = max(tol / 10, sigma * avg, min(mu, 1e-2 * viol))
-        while mu_mode == "monotone":
-            e_mu = max(float(np.max(np.abs(rd), initial=0.0)) / s_d, viol,
-                       float(np.max(np.maximum(np.abs(compl_L - mu * hasL), np.abs(compl_U - mu * hasU)),
-                                    initial=0.0)) / s_c)
-            if e_mu > 10.0 * mu or mu <= tol / 10:
-                break
-            mu = max(tol / 10, min(0.2 * mu, mu**1.5))
+        avg_compl = float(compl_L.sum() + compl_U.sum()) / nb if nb else 0.0
+
+        # --- barrier parameter: free mode needs progress in the KKT quality (NWW09 §5) --------------
+        if free_mode:
+            if len(refs) == refs.maxlen and quality > 0.9999 * max(refs):
+                free_mode = False
+                mu = max(MU_MIN, 0.8 * avg_compl)
+                filt = []
+                filter_mu = mu
+        elif mu_strategy == "adaptive" and nb > 0 and len(refs) and quality <= 0.9999 * max(refs):
+            free_mode = True
+        if not free_mode:
+            while True:
+                e_mu = max(dual_inf / s_d, viol,
+                           float(np.max(np.maximum(np.abs(compl_L - mu * hasL), np.abs(compl_U - mu * hasU)),
+                                        initial=0.0)) / s_c)
+                if e_mu > KAPPA_EPS * mu or mu <= mu_floor:
+                    break
+                mu = max(mu_floor, min(KAPPA_MU * mu, mu**THETA_MU))
+                filt = []
+                filter_mu = mu
         it += 1
-        # --- Newton system -------------------------------------------------------------------
-        lam = Sc * y
-        H = nlp.hessian(D * w[:n], lam, sf)
-        H = (sp.diags(D) @ H @ sp.diags(D)).tocsr()
+
+        # --- Newton matrix with inertia correction (WB06 §3.1, Algorithm IC) ---------------------------
+        W = (Dm @ nlp.hessian(D * w[:n], Sc * y, sf) @ Dm).tocsr()
         with np.errstate(divide="ignore", invalid="ignore"):
             SigL = np.where(hasL, zL / lo, 0.0)
             SigU = np.where(hasU, zU / hi, 0.0)
-            bL = np.where(hasL, mu / lo, 0.0)
-            bU = np.where(hasU, mu / hi, 0.0)
         Sig = SigL + SigU
-        r_mu = np.concatenate([grad + JT_y, -y[I]]) - bL + bU
-        delta_w = 0.0
-        delta_c = 0.0
-        dx = None
-        for attempt in range(12):
-            Ds = Sig[n:] + delta_w
-            Dc = np.full(m, delta_c)
-            Dc[I] += 1.0 / Ds
-            rhs_y = -g.copy()
-            rhs_y[I] -= r_mu[n:] / Ds
-            K = sp.bmat([[H + sp.diags(Sig[:n] + delta_w), J.T], [J, -sp.diags(Dc)]], format="csc")
-            try:
-                lu = splu(K, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.1)
-                sol = lu.solve(np.concatenate([-r_mu[:n], rhs_y]))
-                ok = np.all(np.isfinite(sol))
-            except RuntimeError:
-                ok = False
-            if ok:
-                dx, dy = sol[:n], sol[n:]
-                ds = (dy[I] - r_mu[n:]) / Ds
-                dw = np.concatenate([dx, ds])
-                curv = float(dx @ (H @ dx)) + float(np.sum((Sig + delta_w) * dw * dw))
-                if curv > 1e-12 * float(dw @ dw) or float(dw @ dw) < 1e-24:
-                    break
-            dx = None
+        delta_w, delta_c = 0.0, np.zeros(m)
+        ok = False
+        for attempt in range(60):
+            neg = kkt_sys.factor(W, J, Sig[:n] + delta_w, Sig[n:] + delta_w, delta_c)
+            if neg == m:
+                ok = True
+                break
+            if neg < 0 and not np.any(delta_c):
+                delta_c = np.full(m, 1e-8 * mu**0.25)
+                continue
             if delta_w == 0.0:
-                delta_w = max(1e-4, delta_w_last / 3) if delta_w_last > 0 else 1e-4
+                delta_w = 1e-4 if delta_w_last == 0.0 else max(1e-20, delta_w_last / 3.0)
             else:
-                delta_w *= 8.0 if delta_w_last == 0.0 else 4.0
-            if not ok:
-                delta_c = max(delta_c, 1e-8 * mu**0.25)
-        if dx is None:
-            status, message = "numerical_failure", "could not factor the KKT matrix"
+                delta_w *= 100.0 if delta_w_last == 0.0 else 8.0
+            if delta_w > 1e40:
+                break
+        if not ok:
+            status, message = "numerical_failure", "could not factor the KKT matrix with the right inertia"
             break
         delta_w_last = delta_w
-        if mu_mode == "probing" and np.any(hasL | hasU):
-            # Mehrotra's probing: an affine step (μ = 0) from the same factorisation, then
-            # μ = (μ_aff/μ_avg)³ μ_avg, not below a tenth of the KKT error's dual part
-            def step_for(mu_):
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    bL_ = np.where(hasL, mu_ / lo, 0.0)
-                    bU_ = np.where(hasU, mu_ / hi, 0.0)
-                r_ = np.concatenate([grad + JT_y, -y[I]]) - bL_ + bU_
-                ry = -g.copy()
-                ry[I] -= r_[n:] / Ds
-                sol_ = lu.solve(np.concatenate([-r_[:n], ry]))
-                dw_ = np.concatenate([sol_[:n], (sol_[n:][I] - r_[n:]) / Ds])
-                return bL_, bU_, r_, sol_, dw_
 
-            _, _, _, _, dwa = step_for(0.0)
-            dzLa = np.where(hasL, -zL - SigL * dwa, 0.0)
-            dzUa = np.where(hasU, -zU + SigU * dwa, 0.0)
-            ap = min(ftb(np.where(hasL, lo, 1.0), np.where(hasL, dwa, 0.0), 1.0),
-                     ftb(np.where(hasU, hi, 1.0), np.where(hasU, -dwa, 0.0), 1.0))
-            ad = min(ftb(np.where(hasL, zL, 1.0), np.where(hasL, dzLa, 0.0), 1.0),
-                     ftb(np.where(hasU, zU, 1.0), np.where(hasU, dzUa, 0.0), 1.0))
-            cnt = int(hasL.sum() + hasU.sum())
-            avg = float((compl_L.sum() + compl_U.sum()) / cnt)
-            aff = float(np.sum(np.where(hasL, (lo + ap * dwa) * (zL + ad * dzLa), 0.0))
-                        + np.sum(np.where(hasU, (hi - ap * dwa) * (zU + ad * dzUa), 0.0))) / cnt
-            mu = float(np.clip((max(aff, 0.0) / max(avg, 1e-300)) ** 3 * avg, tol / 10, 1e5))
-            bL, bU, r_mu, sol, dw = step_for(mu)
-            dx, dy = sol[:n], sol[n:]
-        dzL = np.where(hasL, bL - zL - SigL * dw, 0.0)
-        dzU = np.where(hasU, bU - zU + SigU * dw, 0.0)
+        def direction(mu_):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                bL = np.where(hasL, mu_ / lo, 0.0)
+                bU = np.where(hasU, mu_ / hi, 0.0)
+            r = np.concatenate([grad + JT_y, -y[I]]) - bL + bU
+            dx, ds, dy, rn = kkt_sys.solve(r[:n], r[n:], g)
+            dw = np.concatenate([dx, ds])
+            dzL = np.where(hasL, bL - zL - SigL * dw, 0.0)
+            dzU = np.where(hasU, bU - zU + SigU * dw, 0.0)
+            return dw, dy, dzL, dzU, bL, bU, r, rn
+
+        if free_mode:
+            mu = _quality_function_mu(direction, lo, hi, zL, zU, hasL, hasU, rd, g, avg_compl, nb,
+                                      ftb_primal, ftb_dual)
+            mu = float(np.clip(mu, MU_MIN, mu_max))
+            filt = []
+            filter_mu = mu
+        dw, dy, dzL, dzU, bL, bU, r_mu, rn = direction(mu)
+        if not (np.all(np.isfinite(dw)) and np.all(np.isfinite(dy))):
+            status, message = "numerical_failure", "the Newton step is not finite"
+            break
         tau = max(0.99, 1.0 - mu)
-        a_max = min(ftb(np.where(hasL, lo, 1.0), np.where(hasL, dw, 0.0), tau),
-                    ftb(np.where(hasU, hi, 1.0), np.where(hasU, -dw, 0.0), tau))
-        a_z = min(ftb(np.where(hasL, zL, 1.0), np.where(hasL, dzL, 0.0), tau),
-                  ftb(np.where(hasU, zU, 1.0), np.where(hasU, dzU, 0.0), tau))
-        # --- filter line search (Wächter & Biegler 2006, §2.3–2.4) ------------------------------
+        a_max = ftb_primal(lo, hi, dw, tau)
+        a_z = ftb_dual(zL, zU, dzL, dzU, tau)
+
+        # --- filter line search (WB06 §2.3–2.4) ------------------------------------------------------
         B0 = barrier(f, w, mu)
         theta = float(np.sum(np.abs(g)))
         gradB = np.concatenate([grad, np.zeros(mI)]) - bL + bU
         dphi = float(gradB @ dw)
         if mu != filter_mu:
             filt, filter_mu = [], mu
-        theta_max = 1e4 * max(1.0, theta0)
 
         def acceptable(theta_t, phi_t, alpha_):
             """(accepted, f-type step) for a trial point."""
@@ -271,114 +392,246 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             for th_j, ph_j in filt:
                 if theta_t >= th_j and phi_t >= ph_j:
                     return False, False
-            switching = dphi < 0 and alpha_ * (-dphi) ** 2.3 > theta ** 1.1
-            if switching and theta <= 1e-4 * max(1.0, theta0):
-                return phi_t <= B0 + 1e-4 * alpha_ * dphi, True
-            return theta_t <= (1 - 1e-5) * theta or phi_t <= B0 - 1e-8 * theta, False
+            switching = dphi < 0 and alpha_ * (-dphi) ** S_PHI > DELTA_SW * theta ** S_THETA
+            if switching and theta <= theta_min:
+                return phi_t <= B0 + ETA_PHI * alpha_ * dphi, True
+            return theta_t <= (1 - GAMMA_THETA) * theta or phi_t <= B0 - GAMMA_PHI * theta, False
 
+        if dphi < 0 and theta <= theta_min:
+            alpha_min = 0.05 * min(GAMMA_THETA, GAMMA_PHI * theta / -dphi,
+                                   DELTA_SW * theta ** S_THETA / (-dphi) ** S_PHI)
+        elif dphi < 0:
+            alpha_min = 0.05 * min(GAMMA_THETA, GAMMA_PHI * theta / -dphi)
+        else:
+            alpha_min = 0.05 * GAMMA_THETA
+        tiny = float(np.max(np.abs(dw) / (1.0 + np.abs(w)), initial=0.0)) < 10 * np.finfo(float).eps
         alpha = a_max
         accepted = ftype = False
-        soc_done = False
         w_t = f_t = c_t = g_t = None
-        for trial in range(40):
+        trials = soc_count = 0
+        while alpha >= alpha_min or tiny:
+            trials += 1
             w_t = w + alpha * dw
             f_t, c_t = evaluate(w_t[:n])
-            g_t = constraint_residual(c_t, w_t[n:])
+            g_t = residual(c_t, w_t[n:])
             theta_t = float(np.sum(np.abs(g_t)))
+            if tiny:
+                accepted, ftype = True, True
+                break
             accepted, ftype = acceptable(theta_t, barrier(f_t, w_t, mu), alpha)
             if accepted:
                 break
-            if trial == 0 and not soc_done and theta_t >= theta:
-                # second-order correction: re-solve with the constraint values at the trial point
-                soc_done = True
-                rhs_y = -(alpha * g + g_t)
-                rhs_y[I] -= alpha * r_mu[n:] / Ds
-                sol = lu.solve(np.concatenate([-alpha * r_mu[:n], rhs_y]))
-                dws = np.concatenate([sol[:n], (sol[n:][I] - alpha * r_mu[n:]) / Ds])
-                a_soc = min(ftb(np.where(hasL, lo, 1.0), np.where(hasL, dws, 0.0), tau),
-                            ftb(np.where(hasU, hi, 1.0), np.where(hasU, -dws, 0.0), tau))
-                w_s = w + a_soc * dws
-                f_s, c_s = evaluate(w_s[:n])
-                g_s = constraint_residual(c_s, w_s[n:])
-                ok_s, ft_s = acceptable(float(np.sum(np.abs(g_s))), barrier(f_s, w_s, mu), alpha)
-                if ok_s:
-                    w_t, f_t, c_t, g_t, accepted, ftype = w_s, f_s, c_s, g_s, True, ft_s
+            if trials == 1 and theta_t >= theta:
+                # second-order corrections (WB06 §2.4): re-solve with the accumulated constraint values
+                c_soc = alpha * g + g_t
+                theta_old = theta
+                th_soc = theta_t
+                r_soc = alpha * r_mu
+                while soc_count < MAX_SOC and th_soc < 1e300:
+                    soc_count += 1
+                    dxs, dss, _, _ = kkt_sys.solve(r_soc[:n], r_soc[n:], c_soc)
+                    dws = np.concatenate([dxs, dss])
+                    a_soc = ftb_primal(lo, hi, dws, tau)
+                    w_s = w + a_soc * dws
+                    f_s, c_s = evaluate(w_s[:n])
+                    g_s = residual(c_s, w_s[n:])
+                    th_soc = float(np.sum(np.abs(g_s)))
+                    ok_s, ft_s = acceptable(th_soc, barrier(f_s, w_s, mu), alpha)
+                    if ok_s:
+                        w_t, f_t, c_t, g_t, accepted, ftype = w_s, f_s, c_s, g_s, True, ft_s
+                        alpha = a_soc
+                        break
+                    if th_soc > KAPPA_SOC * theta_old:
+                        break
+                    theta_old = th_soc
+                    c_soc = a_soc * c_soc + g_s
+                    r_soc = a_soc * r_soc
+                if accepted:
                     break
             alpha *= 0.5
-            if alpha < 1e-12:
-                break
         if accepted and not ftype:
-            filt.append(((1 - 1e-5) * theta, B0 - 1e-8 * theta))
-        if not accepted:
-            # feasibility restoration: least squares of g over (x, s) within the bounds, from the current
-            # point with a small proximity term (scipy least_squares, trust region reflective, LSMR)
-            w_r = _restore(w, g, J, n, I, L, U, evaluate, constraint_residual, deadline)
-            if w_r is not None:
-                w_r = push(w_r, L, U, 1e-6)
-                f_r, c_r = evaluate(w_r[:n])
-                g_r = constraint_residual(c_r, w_r[n:])
-                if float(np.sum(np.abs(g_r))) < 0.9 * theta:
-                    w_t, f_t, c_t, g_t = w_r, f_r, c_r, g_r
-                    accepted = True
-                    filt = [((1 - 1e-5) * theta, B0 - 1e-8 * theta)]
-                    alpha = 0.0
-                    lo_r, hi_r = _gap(w_r, L, U)
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        zL = np.where(hasL, 1.0, 0.0)
-                        zU = np.where(hasU, 1.0, 0.0)
-                    dzL = np.zeros_like(zL)
-                    dzU = np.zeros_like(zU)
-                    dy = -y  # restart the multipliers at 0
-            if not accepted:
-                status, message = "stalled", ("the line search cannot make progress and the restoration "
-                                               f"failed (scipy interior point); constraint violation {theta:.3g}")
+            filt.append(((1 - GAMMA_THETA) * theta, B0 - GAMMA_PHI * theta))
+        if accepted:
+            if verbose:
+                print(f"      alpha {alpha:.2e} a_max {a_max:.2e} a_z {a_z:.2e} trials {trials} soc {soc_count}"
+                      f"{' f' if ftype else ' h'}")
+            w, f, c, g = w_t, f_t, c_t, g_t
+            y = y + alpha * dy
+            zL = zL + a_z * dzL
+            zU = zU + a_z * dzU
+            if free_mode:
+                refs.append(quality)
+        else:
+            # --- feasibility restoration ------------------------------------------------------------
+            filt.append(((1 - GAMMA_THETA) * theta, B0 - GAMMA_PHI * theta))
+            rest = _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients, residual,
+                                barrier, filt, kkt_sys, deadline, verbose)
+            if rest[0] == "infeasible":
+                status, message = "infeasible", ("infeasible (scipy interior point): the constraint violation "
+                                                 f"converged to a local minimum {rest[1]:.3g} > 0")
                 break
-        if verbose:
-            print(f"      alpha {alpha:.2e} a_max {a_max:.2e} a_z {a_z:.2e} trials {trial} soc {soc_done}")
-        w, f, c, g = w_t, f_t, c_t, g_t
-        a_y = alpha if alpha > 0 else 1.0
-        y = y + a_y * dy
-        zL = zL + a_z * dzL
-        zU = zU + a_z * dzU
+            if rest[0] != "ok":
+                status = "time_limit" if rest[0] == "time_limit" else "stalled"
+                message = ("time limit reached in the restoration phase" if status == "time_limit" else
+                           "the line search cannot make progress and the restoration failed "
+                           f"(scipy interior point); constraint violation {theta:.3g}")
+                break
+            w = rest[1]
+            f, c = evaluate(w[:n])
+            g = residual(c, w[n:])
+            lo, hi = _gap(w, L, U)
+            # bound multipliers kept, reset to 1 when any exceeds 1000 (IPOPT's bound_mult_reset_threshold)
+            if max(float(np.max(zL, initial=0.0)), float(np.max(zU, initial=0.0))) > 1e3:
+                zL, zU = np.where(hasL, 1.0, 0.0), np.where(hasU, 1.0, 0.0)
+            grad, J = gradients(w[:n])
+            y = ls_multipliers(grad, J, zL, zU)
+            refs.clear()
+            if verbose:
+                print(f"      restoration: theta {theta:.3e} -> {float(np.sum(np.abs(g))):.3e}")
+            continue
         lo, hi = _gap(w, L, U)
         with np.errstate(divide="ignore", invalid="ignore"):
-            zL = np.where(hasL, np.clip(zL, mu / (1e10 * lo), 1e10 * mu / lo), 0.0)
-            zU = np.where(hasU, np.clip(zU, mu / (1e10 * hi), 1e10 * mu / hi), 0.0)
+            zL = np.where(hasL, np.clip(zL, mu / (KAPPA_SIGMA * lo), KAPPA_SIGMA * mu / lo), 0.0)
+            zU = np.where(hasU, np.clip(zU, mu / (KAPPA_SIGMA * hi), KAPPA_SIGMA * mu / hi), 0.0)
         grad, J = gradients(w[:n])
-    return IPMResult(z=D * w[:n], status=status, message=message, iterations=it, kkt_error=kkt)
+    return IPMResult(z=D * w[:n], status=status, message=message, iterations=it, kkt_error=kkt,
+                     factorizations=kkt_sys.factorizations)
 
 
-def _restore(w, g, J, n, I, L, U, evaluate, constraint_residual, deadline, proximity: float = 1e-4):
-    """min ½|g(x, s)|² + ½ζ|w − w₀|² within the bounds (least_squares 'trf'); None on failure."""
-    from scipy.optimize import least_squares
+def _quality_function_mu(direction, lo, hi, zL, zU, hasL, hasU, rd, g, avg_compl, nb, ftb_primal, ftb_dual):
+    """IPOPT's quality-function oracle (NWW09 §4.3): μ = σ μ_avg with σ ∈ [1e-6, 100] minimising
+    q(σ) = (1 − α_d)² |r_d|²/n_d + (1 − α_p)² |g|²/m + |(gap + α_p Δgap)(z + α_d Δz)|²/n_b along the step
+    d(σ) = d_aff + σ d_cen (affine-scaling and centring directions from the same factor; α from the
+    fraction-to-boundary rule, τ = 0.99): a golden-section search in log σ around the best grid point."""
+    dwa, _, dzLa, dzUa, *_ = direction(0.0)
+    dw1, _, dzL1, dzU1, *_ = direction(avg_compl)
+    dwc, dzLc, dzUc = dw1 - dwa, dzL1 - dzLa, dzU1 - dzUa
+    nd, nr = max(1, len(rd)), max(1, len(g))
+    rd2, g2 = float(rd @ rd) / nd, float(g @ g) / nr
 
+    def q(ls):
+        sigma = 10.0 ** ls
+        dw, dzL, dzU = dwa + sigma * dwc, dzLa + sigma * dzLc, dzUa + sigma * dzUc
+        ap = ftb_primal(lo, hi, dw, 0.99)
+        ad = ftb_dual(zL, zU, dzL, dzU, 0.99)
+        cl = np.where(hasL, (lo + ap * dw) * (zL + ad * dzL), 0.0)
+        cu = np.where(hasU, (hi - ap * dw) * (zU + ad * dzU), 0.0)
+        return (1 - ad) ** 2 * rd2 + (1 - ap) ** 2 * g2 + float(cl @ cl + cu @ cu) / nb
+
+    grid = np.arange(-6.0, 2.01, 1.0)
+    vals = [q(v) for v in grid]
+    k = int(np.argmin(vals))
+    a, b = grid[max(k - 1, 0)], grid[min(k + 1, len(grid) - 1)]
+    gr = (math.sqrt(5) - 1) / 2
+    c1, c2 = b - gr * (b - a), a + gr * (b - a)
+    q1, q2 = q(c1), q(c2)
+    for _ in range(10):
+        if q1 <= q2:
+            b, c2, q2 = c2, c1, q1
+            c1 = b - gr * (b - a)
+            q1 = q(c1)
+        else:
+            a, c1, q1 = c1, c2, q2
+            c2 = a + gr * (b - a)
+            q2 = q(c2)
+    best = min([(vals[k], grid[k]), (q1, c1), (q2, c2)])[1]
+    return 10.0 ** best * avg_compl
+
+
+def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients, residual, barrier, filt,
+                 kkt_sys: KKTSystem, deadline: float, verbose: bool, max_iter: int = 200):
+    """Feasibility restoration in x: Levenberg–Marquardt steps on
+    ½|r(x)|² + ζ/2 |x − x_r|² − μ_r Σ log(bound gaps of x),  r = (c_E − t_E, the violation of the I rows),
+    each the KKT system with W = 0, Dx = ζ + λ_LM + μ_r/gap², dc = 1 on the rows in r (a huge dc removes a
+    satisfied inequality row); the fraction-to-boundary rule keeps x interior. The slacks are put back at
+    the constraint values (pushed inside their bounds). Returns ("ok", w) once the main problem's θ has
+    fallen to 0.9 θ and the point is acceptable to the filter; ("infeasible", |r|₁) at a stationary point
+    of |r|² that is not feasible; ("stalled", None) or ("time_limit", None)."""
+    m = kkt_sys.m
     mI = len(I)
-    w0 = w.copy()
-    rz = math.sqrt(proximity)
+    x_r = w[:n].copy()
+    hasL, hasU = np.isfinite(Lx), np.isfinite(Ux)
+    mu_r = max(mu, 1e-8)
+    zeta = math.sqrt(mu_r) * 1e-2
 
-    def res(v):
+    def res_of(c):
+        r = np.zeros(m)
+        r[E] = c[E] - t_E
+        ci = c[I]
+        r[I] = np.where(ci < Ls, ci - Ls, np.where(ci > Us, ci - Us, 0.0))
+        return r
+
+    def merit(r, x):
+        lo_, hi_ = _gap(x, Lx, Ux)
+        if np.any(lo_[hasL] <= 0) or np.any(hi_[hasU] <= 0):
+            return np.inf
+        return (0.5 * float(r @ r) + 0.5 * zeta * float((x - x_r) @ (x - x_r))
+                - mu_r * (np.sum(np.log(lo_[hasL])) + np.sum(np.log(hi_[hasU]))))
+
+    def slacks_for(c):
+        ci = np.clip(c[I], Ls, Us)
+        width = Us - Ls
+        k = np.where(np.isfinite(width), np.minimum(1e-6, 0.01 * width), 1e-6)
+        return np.clip(ci, Ls + k, Us - k)
+
+    xc = w[:n].copy()
+    _, c = evaluate(xc)
+    r = res_of(c)
+    _, J = gradients(xc)
+    lm = 1e-4
+    for k in range(max_iter):
         if time.perf_counter() > deadline:
-            raise TimeoutError
-        _, c = evaluate(v[:n])
-        return np.concatenate([constraint_residual(c, v[n:]), rz * (v - w0)])
+            return "time_limit", None
+        lo, hi = _gap(xc, Lx, Ux)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            SB = np.where(hasL, mu_r / lo**2, 0.0) + np.where(hasU, mu_r / hi**2, 0.0)
+            gB = -np.where(hasL, mu_r / lo, 0.0) + np.where(hasU, mu_r / hi, 0.0)
+        active = r != 0
+        active[E] = True
+        dc = np.where(active, 1.0, 1e20)
+        rx = zeta * (xc - x_r) + gB
+        if kkt_sys.factor(None, J, SB + zeta + lm, np.full(mI, 1e20), dc) != m:
+            return "stalled", None
+        dx, _, _, _ = kkt_sys.solve(rx, np.zeros(mI), r)
+        alpha = min(fraction_to_boundary(lo[hasL], dx[hasL], 0.99), fraction_to_boundary(hi[hasU], -dx[hasU], 0.99))
+        m0 = merit(r, xc)
+        grad_m = J.T @ r + rx
+        slope = float(grad_m @ dx)
+        accepted = False
+        for _ in range(20):
+            xt = xc + alpha * dx
+            _, ct = evaluate(xt)
+            rt = res_of(ct)
+            if merit(rt, xt) <= m0 + 1e-4 * alpha * min(slope, 0.0):
+                accepted = True
+                break
+            alpha *= 0.5
+        if not accepted:
+            lm *= 10.0
+            if lm > 1e10:
+                return "stalled", None
+            continue
+        lm = max(lm / 3.0, 1e-10) if alpha > 0.5 else lm * 2.0
+        xc, c, r = xt, ct, rt
+        wt = np.concatenate([xc, slacks_for(c)])
+        th = float(np.sum(np.abs(residual(c, wt[n:]))))
+        if verbose:
+            print(f"      restoration {k}: theta {th:.3e} |r|1 {float(np.sum(np.abs(r))):.3e} alpha {alpha:.2e} "
+                  f"lm {lm:.1e}")
+        if th <= 0.9 * theta:
+            f_t, _ = evaluate(xc)
+            phi_t = barrier(f_t, wt, mu)
+            if np.isfinite(phi_t) and not any(th >= a and phi_t >= b for a, b in filt):
+                return "ok", wt
+        _, J = gradients(xc)
+        # stationarity of the violation: the gradient of ½|r|² (projected on the bounds) vanishes
+        gv = J.T @ r
+        lo, hi = _gap(xc, Lx, Ux)
+        proj = np.where((hasL & (lo < 1e-6) & (gv > 0)) | (hasU & (hi < 1e-6) & (gv < 0)), 0.0, gv)
+        rn = float(np.sum(np.abs(r)))
+        if rn > 1e-6 and float(np.max(np.abs(proj), initial=0.0)) <= 1e-8 * max(1.0, rn):
+            return "infeasible", rn
+    return "stalled", None
 
-    def jac(v):
-        _, c = evaluate(v[:n])
-        Jx = _jac_at(v[:n])
-        m = Jx.shape[0]
-        Js = sp.csr_matrix((-np.ones(mI), (I, np.arange(mI))), shape=(m, mI))
-        top = sp.hstack([Jx, Js])
-        return sp.vstack([top, rz * sp.identity(n + mI)]).tocsr()
 
-    _jac_at = evaluate.jacobian
-    lo = np.where(np.isfinite(L), L, -np.inf)
-    hi = np.where(np.isfinite(U), U, np.inf)
-    try:
-        r = least_squares(res, np.clip(w0, lo, hi), jac=jac, bounds=(lo, hi), method="trf", tr_solver="lsmr",
-                          max_nfev=60, ftol=1e-10, xtol=1e-12, gtol=1e-12)
-    except (TimeoutError, ValueError, np.linalg.LinAlgError):
-        return None
-    return r.x if np.all(np.isfinite(r.x)) else None
-
-
-__all__ = ["interior_point", "IPMResult"]
+__all__ = ["interior_point", "IPMResult", "KKTSystem", "fraction_to_boundary"]

@@ -1,0 +1,98 @@
+"""The scipy backend's interior-point method (core.dmoc.ipm) on small programs with known answers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from core.dmoc.ipm import KKTSystem, fraction_to_boundary, interior_point
+from core.dmoc.problem import NLP, Group, Layout
+
+
+def _nlp(cost_fun, cost_jac, cons, lower, upper, n=2):
+    """An NLP over y = (y0, …, y_{n−1}), all free, one cost group and the given constraint groups."""
+    lay = Layout()
+    lay.add("y", n, columns=tuple(f"y{i}" for i in range(n)))
+    idx = np.arange(n)[None, :]
+    cost = Group("cost", idx, cost_fun, np.ones((1, n), bool), jac=cost_jac)
+    return NLP(lay, np.zeros(n), np.zeros(n, bool), np.asarray(lower, float), np.asarray(upper, float),
+               [Group(name, idx, f, np.ones((m, n), bool), jac=j, lower=lo, upper=hi)
+                for name, f, j, m, lo, hi in cons], [cost])
+
+
+def _solve(nlp, z0, **kw):
+    return interior_point(nlp, np.asarray(z0, float), np.ones(nlp.n), np.ones(nlp.m), 1.0, **kw)
+
+
+def test_convex_qp_with_known_solution():
+    # min ½|y − a|²  s.t.  y0 + y1 + y2 = 1,  y0 − y1 ≤ −0.5,  0 ≤ y ≤ 1, a = (1, 0, 0.2): the
+    # solution has both rows active and no bound active (checked below), so it solves a 2×2 system.
+    a = np.array([1.0, 0.0, 0.2])
+    nlp = _nlp(lambda X: 0.5 * np.sum((X - a) ** 2, axis=1, keepdims=True),
+               lambda X: (X - a)[:, None, :],
+               [("sum", lambda X: X.sum(axis=1, keepdims=True), lambda X: np.ones((len(X), 1, 3)), 1, 1.0, 1.0),
+                ("diff", lambda X: (X[:, 0] - X[:, 1])[:, None],
+                 lambda X: np.tile(np.array([[[1.0, -1.0, 0.0]]]), (len(X), 1, 1)), 1, -np.inf, -0.5)],
+               [0, 0, 0], [1, 1, 1], n=3)
+    # with both rows active: y = a − λ1 (1,1,1) − λ2 (1,−1,0); two linear equations for λ1, λ2
+    A = np.array([[3.0, 0.0], [0.0, 2.0]])
+    rhs = np.array([a.sum() - 1.0, a[0] - a[1] + 0.5])
+    lam = np.linalg.solve(A, rhs)
+    y_star = a - lam[0] * np.ones(3) - lam[1] * np.array([1.0, -1.0, 0.0])
+    assert lam[1] > 0 and np.all((y_star > 0) & (y_star < 1))
+    r = _solve(nlp, [0.5, 0.5, 0.5])
+    assert r.status == "converged", r.message
+    np.testing.assert_allclose(r.z, y_star, atol=1e-7)
+    assert r.iterations < 30
+
+
+def test_nonconvex_problem_needs_inertia_correction_and_reaches_a_local_minimum():
+    # min y0² − y1² + 0.1 y1 with −1 ≤ y1 ≤ 2: the Hessian is indefinite everywhere, so the Newton matrix
+    # has the wrong inertia until δ_w is added; the local minima are y1 = −1 and y1 = 2 (y0 = 0).
+    nlp = _nlp(lambda X: (X[:, 0] ** 2 - X[:, 1] ** 2 + 0.1 * X[:, 1])[:, None],
+               lambda X: np.stack([2 * X[:, 0], -2 * X[:, 1] + 0.1], axis=1)[:, None, :],
+               [], [-np.inf, -1.0], [np.inf, 2.0])
+    nlp.hessian = lambda z, lam, sf=1.0: sp.csr_matrix(np.diag([2.0 * sf, -2.0 * sf]))
+    r = _solve(nlp, [0.3, 0.2])
+    assert r.status == "converged", r.message
+    assert abs(r.z[0]) < 1e-7
+    assert min(abs(r.z[1] + 1.0), abs(r.z[1] - 2.0)) < 1e-7
+
+
+def test_infeasible_program_is_reported_infeasible():
+    # y0 + y1 = 3 with 0 ≤ y ≤ 1: no feasible point; the restoration ends at a stationary point of |r|².
+    nlp = _nlp(lambda X: np.sum(X**2, axis=1, keepdims=True), lambda X: 2 * X[:, None, :],
+               [("sum", lambda X: X.sum(axis=1, keepdims=True), lambda X: np.ones((len(X), 1, 2)), 1, 3.0, 3.0)],
+               [0, 0], [1, 1])
+    r = _solve(nlp, [0.5, 0.5])
+    assert r.status == "infeasible", (r.status, r.message)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kkt_factor_counts_negative_eigenvalues(seed):
+    rng = np.random.default_rng(seed)
+    n, m = 12, 5
+    I = np.array([3, 4])
+    H = sp.random(n, n, density=0.3, random_state=seed)
+    H = ((H + H.T) * 2.0 - sp.identity(n) * rng.uniform(0, 3)).tocsr()  # often indefinite
+    J = sp.random(m, n, density=0.4, random_state=seed + 10).tocsr() + sp.eye(m, n, format="csr")
+    Hl = sp.tril(H).tocoo()
+    kk = KKTSystem(n, m, I, Hl.row, Hl.col, J.tocoo().row, J.tocoo().col)
+    Dx = rng.uniform(0.0, 1.0, n)
+    Ds = rng.uniform(0.5, 2.0, len(I))
+    dc = np.zeros(m)
+    neg = kk.factor(H, J, Dx, Ds, dc)
+    ev = np.linalg.eigvalsh(kk.K.toarray())
+    assert neg == int(np.sum(ev < 0))
+    # a solve with refinement satisfies the unregularised system
+    b = rng.standard_normal(n + m)
+    x, rel = kk.solve_full(b)
+    assert rel < 1e-10
+    np.testing.assert_allclose(kk.K @ x, b, atol=1e-9)
+
+
+def test_fraction_to_boundary():
+    v = np.array([1.0, 2.0, 0.5])
+    dv = np.array([-2.0, 1.0, -0.1])
+    assert fraction_to_boundary(v, dv, 0.99) == pytest.approx(0.99 * 0.5)
+    assert fraction_to_boundary(v, np.abs(dv), 0.99) == 1.0
