@@ -6,10 +6,15 @@ Two engines on the same part settings (``addon.articulation``):
   vehicle's world pose, evaluated at every frame from Start to End (keyed, solved and baked,
   driven or constrained alike), drives the root of the tree; the parts start at rest
   relative to it. Only the parts are keyed; the vehicle keeps its animation.
-* **Articulated** (``core.parts.articulated``, a free-base chain): the vehicle (mass and
-  inertia from its settings, pose at Start, forward Speed) and its hinged parts (initial
-  rates from their settings) move together, integrated by the chosen Lie group method; the
-  vehicle's pose and the parts are baked in one go.
+* **Articulated** (``core.parts.articulated``, a free-base chain): the vehicle (pose at
+  Start, forward Speed) and its hinged parts (initial rates from their settings) move
+  together, integrated by the chosen Lie group method, gravity on every body; the
+  vehicle's pose, its rotors and the parts are baked in one go. The base carries the
+  vehicle's own forces from its core model (``core.parts.base``), read as the Simulate
+  operator reads them (``scene_reader.read_simulation``: parameters, and the control
+  channels keyed as custom properties on the vehicle): a helicopter's rotor, a boat's
+  buoyancy, damping, current, wind and thrusters; a rigid body has none. A car or a
+  snakeboard has no free-base model and is refused.
 
 Timing as elsewhere: steps = (End − Start) × Steps per Frame, dt = 1 / (fps × Steps per
 Frame); frame Start + k shows node k × Steps per Frame. Everything is computed before the
@@ -86,6 +91,30 @@ def simulate_secondary(scene, vehicle) -> tuple[str, str]:
     return "INFO", message
 
 
+def vehicle_base(scene, vehicle, steps: int, dt: float):
+    """The vehicle as the chain's base (``core.parts.base.VehicleBase``) and the reader's warnings."""
+    from ..core.errors import ScenarioError
+    from ..core.parts import base
+    from .properties import CORE_VEHICLE_NAMES
+    vs = vehicle.vehicle_motion
+    kind = CORE_VEHICLE_NAMES.get(vs.vehicle_type)
+    if kind not in base.BASE_TYPES:
+        label = vs.vehicle_type.replace("_", " ").lower()
+        raise PartsError(f"'{vehicle.name}' is a {label}, which has no free-base model for Articulated parts "
+                         f"(a helicopter, a boat or a rigid body has): use Secondary Motion")
+    if kind == "rigid_body":
+        return base.rigid_base(float(vs.mass), tuple(vs.inertia)), []
+    from .scene_reader import read_simulation
+    problem = read_simulation(scene, vehicle)          # the Simulate operator's reading: SceneError names it
+    if problem.frame_map.steps != steps:
+        raise PartsError(f"'{vehicle.name}': the control channels cover {problem.frame_map.steps} steps, "
+                         f"the parts take {steps}")
+    try:
+        return base.from_scenario(problem.scenario, steps, dt), list(problem.warnings)
+    except ScenarioError as exc:
+        raise _core_error(vehicle, exc) from None
+
+
 def simulate_articulated(scene, vehicle) -> tuple[str, str]:
     """Articulated: simulate the vehicle and its hinged parts as a free-base chain and bake both."""
     from ..core.errors import ScenarioError
@@ -94,7 +123,9 @@ def simulate_articulated(scene, vehicle) -> tuple[str, str]:
     settings = vehicle.vehicle_motion_parts
     vs = vehicle.vehicle_motion
     start, end, fps, spf = _timing(scene)
+    steps, dt = (end - start) * spf, 1.0 / (fps * spf)
     reading = articulation.read_parts(scene, vehicle, start)
+    base, warnings = vehicle_base(scene, vehicle, steps, dt)
     unit = reading.scale
     world = reading.rest_world[vehicle.name]
     R0 = articulation.rotation_of(vehicle, world)
@@ -102,9 +133,10 @@ def simulate_articulated(scene, vehicle) -> tuple[str, str]:
     method = settings.method.lower()
     t0 = time.perf_counter()
     try:
-        result = articulated.simulate(reading.parts, float(vs.mass), tuple(vs.inertia), R0, x0, (0.0, 0.0, 0.0),
-                                      (float(vs.speed) * unit, 0.0, 0.0), 1.0 / (fps * spf), (end - start) * spf,
-                                      method=method, gravity=settings.gravity)
+        result = articulated.simulate_vehicle(reading.parts, base, R0, x0, (0.0, 0.0, 0.0),
+                                              (float(vs.speed) * unit, 0.0, 0.0), dt, steps, method=method,
+                                              gravity=settings.gravity,
+                                              label=lambda t: f"frame {start + t * fps:.4g}")
     except ScenarioError as exc:
         raise _core_error(vehicle, exc) from None
     wall = time.perf_counter() - t0
@@ -114,16 +146,17 @@ def simulate_articulated(scene, vehicle) -> tuple[str, str]:
     angles = {name: a[::spf] for name, a in result.angles.items()}
     plan = articulation.joint_channels(reading, angles)
     baked = bake(vehicle, trajectory, frame_start=start, fps=fps, scene=scene, parts=plan)
-    L = np.asarray(trajectory.momentum_angular)
-    drift = float(np.max(np.abs(L - L[0]))) if L.ndim == 2 else float("nan")
-    message = (f"Articulated motion of '{vehicle.name}': {len(reading.parts)} parts, {(end - start) * spf} steps "
-               f"of {1.0 / (fps * spf):.4g} s ({method}, {wall:.2f} s, angular momentum drift {drift:.2g}); "
+    forces = {"helicopter": "rotor from its control channels", "boat": "buoyancy, damping, wind, thrusters",
+              "rigid_body": "no forces of its own"}[base.kind]
+    message = (f"Articulated motion of '{vehicle.name}': {len(reading.parts)} parts, {steps} steps "
+               f"of {dt:.4g} s ({method}, {wall:.2f} s, {base.kind.replace('_', ' ')}: {forces}"
+               f"{', gravity' if settings.gravity else ''}); "
                f"baked frames {baked.frame_start}–{baked.frame_end} onto {', '.join(baked.objects)}")
-    level = "WARNING" if baked.warnings else "INFO"
-    if baked.warnings:
-        message += "; " + "; ".join(baked.warnings)
+    warnings = warnings + list(baked.warnings)
+    if warnings:
+        message += "; " + "; ".join(warnings)
     settings.last_summary = message
-    return level, message
+    return ("WARNING" if warnings else "INFO"), message
 
 
 def simulate(scene, vehicle) -> tuple[str, str]:
@@ -133,4 +166,4 @@ def simulate(scene, vehicle) -> tuple[str, str]:
     return simulate_secondary(scene, vehicle)
 
 
-__all__ = ["simulate", "simulate_secondary", "simulate_articulated", "vehicle_poses", "PartsError"]
+__all__ = ["simulate", "simulate_secondary", "simulate_articulated", "vehicle_base", "vehicle_poses", "PartsError"]

@@ -31,7 +31,8 @@ class VEHICLE_MOTION_OT_simulate_secondary(bpy.types.Operator):
     bl_label = "Simulate Parts"
     bl_description = ("Simulate the active vehicle's articulated parts (cable links, loads, trailers, arms) "
                       "and bake their rotations: driven by the vehicle's motion (Secondary Motion), or moving "
-                      "with it as one free-base system (Articulated)")
+                      "with it as one free-base system under the vehicle's own forces, a helicopter's rotor "
+                      "or a boat's buoyancy (Articulated)")
     bl_options = {"REGISTER", "UNDO"}
 
     @classmethod

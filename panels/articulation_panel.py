@@ -3,6 +3,13 @@ from __future__ import annotations
 
 import bpy
 
+# What the vehicle's own model puts on the free base in Articulated mode (core.parts.base).
+_BASE_FORCES = {
+    "HELICOPTER": ("Rotor: keyed collective, yaw, pitch_tilt, roll_tilt", "FORCE_WIND"),
+    "BOAT": ("Buoyancy, damping, wind; keyed thruster_1, thruster_2", "MOD_OCEAN"),
+    "RIGID_BODY": ("No forces of its own (gravity only)", "INFO"),
+}
+
 
 class VEHICLE_MOTION_UL_parts(bpy.types.UIList):
     bl_idname = "VEHICLE_MOTION_UL_parts"
@@ -37,6 +44,9 @@ class VEHICLE_MOTION_PT_articulation(bpy.types.Panel):
         layout.prop(settings, "mode")
         if settings.mode == "ARTICULATED":
             layout.prop(settings, "method")
+            text, icon = _BASE_FORCES.get(context.active_object.vehicle_motion.vehicle_type,
+                                          ("No free-base model: use Secondary Motion", "ERROR"))
+            layout.label(text=text, icon=icon)
         layout.prop(settings, "gravity")
         row = layout.row()
         row.template_list("VEHICLE_MOTION_UL_parts", "", settings, "parts", settings, "active_index", rows=3)

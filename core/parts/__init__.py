@@ -2,7 +2,8 @@
 by hinges or two-axis swing joints, simulated either as secondary motion driven by the
 vehicle's motion (:mod:`.secondary`, the tree variational integrator of seed 002) or as a
 free-base articulated system together with the vehicle (:mod:`.articulated`, the chain of
-seed 004 integrated by the Lie group families).
+seed 004 integrated by the Lie group families), the vehicle's own forces on the free base
+coming from its model (:mod:`.base`: a helicopter's rotor, a boat's buoyancy and drag).
 
 :mod:`.spec` holds the description (:class:`Part`), its validation and the joint rotations
 that a baker applies to each part's object; :mod:`.grip` the lateral wheel damping of a

@@ -16,17 +16,30 @@ Mapping from the parts (:mod:`.spec`, hinges only: the chain's joints are revolu
 - the chain's joint angle q_k turns body k about R_p â, which is the part's object turned
   about its own axis â by q_k: the same joint rotation R_joint(q) = exp(q â) as a hinge of the
   secondary-motion tree (eq. 1 of :mod:`.spec`).
+
+Forces, all evaluated at every stage of the integrator (at the stage's pose and velocities,
+inputs held over each step, as :mod:`core.integrators.lie_rk` does for the rigid body):
+
+- gravity on every body (the chain's), so the parts' weight loads the base through the chain;
+- the vehicle's own wrench on the base, f(k, R, x, ξ_base) (:mod:`.base`: a helicopter's rotor,
+  a boat's buoyancy, damping, current, wind and thrusters), passed to the chain as body 0's
+  wrench about its centre of mass (the vehicle frame's origin);
+- joint damping τ_k = −d_k q̇_k (the part's ``damping``).
 """
 from __future__ import annotations
 
+import time as _time
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import ScenarioError
+from ..integrators.common import WrenchFunction
+from ..integrators.lie_rk import LieProblem, StageRates, rk4_quaternion_step, run, tableau_step
 from ..trajectory import Trajectory
 from ..vehicles.chain import CHAIN_METHODS, Chain, ChainState, Joint
+from .base import VehicleBase
 from .spec import Part, axis_vector, rest_poses, validate
 
 METHODS: tuple[str, ...] = tuple(m for m in CHAIN_METHODS if m != "magnus")
@@ -75,21 +88,71 @@ class ArticulatedResult:
     parts: list[Part]
 
 
+def chain_problem(chain: Chain, damping: np.ndarray, base_wrench: WrenchFunction | None) -> LieProblem:
+    """The chain's Lie-group problem with the forces of the module docstring at every stage."""
+    n = chain.n_joints
+    damped = bool(np.any(damping > 0))
+
+    def rates_for_step(k: int, R: np.ndarray, x: np.ndarray, y: np.ndarray) -> StageRates:
+        def rates(Rs: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+            tau = -damping * ys[..., 6 + n:] if damped else None
+            wrench = None
+            if base_wrench is not None:
+                wrench = np.zeros(ys.shape[:-1] + (n + 1, 6))
+                wrench[..., 0, :] = base_wrench(k, Rs, xs, ys[..., :6])
+            return chain.forward_dynamics(Rs, xs, ys, tau, wrench)
+        return rates
+
+    return LieProblem(rates_for_step, pose_free=not (chain.gravity or base_wrench is not None))
+
+
 def simulate(parts: Sequence[Part], base_mass: float, base_inertia: Sequence[float], R0: np.ndarray,
              x0: np.ndarray, omega0: Sequence[float], v0: Sequence[float], dt: float, steps: int,
-             method: str = "cf4", gravity: bool = False) -> ArticulatedResult:
+             method: str = "cf4", gravity: bool = False, base_wrench: WrenchFunction | None = None,
+             label: Callable[[float], str] | None = None) -> ArticulatedResult:
     """Integrate the vehicle and its parts from the base pose (R0, x0) and body velocity
-    (ω0, v0), parts at rest placement with their initial ``rate``; ``method`` in METHODS."""
+    (ω0, v0), parts at rest placement with their initial ``rate``; ``method`` in METHODS.
+    ``base_wrench`` f(k, R, x, ξ) is the vehicle's own wrench on the base without its weight
+    (:mod:`.base`); a blow-up is refused naming the moment by ``label(t)`` (default "t = … s")."""
     if method not in METHODS:
         raise ScenarioError("method", f"unknown value {method!r}; valid: {', '.join(METHODS)}")
+    h, steps = float(dt), int(steps)
+    if steps < 1 or not (np.isfinite(h) and h > 0):
+        raise ScenarioError("articulated motion", f"needs at least one step of a finite dt > 0, got {steps} of {dt}")
+    label = label or (lambda t: f"t = {t:.4g} s")
     chain, parts = build_chain(parts, base_mass, base_inertia, gravity)
     n = chain.n_joints
     state = ChainState(R=np.asarray(R0, dtype=float), x=np.asarray(x0, dtype=float),
                        omega=np.asarray(omega0, dtype=float), v=np.asarray(v0, dtype=float),
                        q=np.zeros(n), qd=np.array([p.rate for p in parts], dtype=float))
-    traj = chain.simulate(state, dt, steps, method)
-    if not (np.all(np.isfinite(traj.position)) and all(np.all(np.isfinite(s)) for s in traj.shape.values())):
-        raise ScenarioError("articulated motion", f"the {method} integration blew up; try more steps per frame")
+    damping = np.array([p.damping for p in parts], dtype=float)
+    step = rk4_quaternion_step if method == "rk4" else tableau_step(method)
+    t0 = _time.perf_counter()
+    res = run(chain_problem(chain, damping, base_wrench), step, state.R, state.x, state.y(n), h, steps, ())
+    if res.steps_taken < steps:
+        raise ScenarioError("articulated motion", f"the {method} integration blew up at "
+                            f"{label(h * (res.steps_taken + 1))}; try more steps per frame")
+    traj = chain.trajectory(res.R, res.x, res.y, h)
+    traj.stats = {**res.stats(()), "method": method, "steps": steps, "dt": h,
+                  "wall_time_s": _time.perf_counter() - t0}
     angles = {p.name: np.asarray(traj.shape[f"joint_{k}"], dtype=float)[:, None]
               for k, p in enumerate(parts, start=1)}
     return ArticulatedResult(traj, angles, parts)
+
+
+def simulate_vehicle(parts: Sequence[Part], base: VehicleBase, R0: np.ndarray, x0: np.ndarray,
+                     omega0: Sequence[float], v0: Sequence[float], dt: float, steps: int, method: str = "cf4",
+                     gravity: bool = True, label: Callable[[float], str] | None = None) -> ArticulatedResult:
+    """:func:`simulate` with the vehicle model ``base`` (its mass, inertia and own wrench); the
+    trajectory's ``shape`` also carries the vehicle's animation series (``base.shape``) and its
+    ``controls`` the inputs per step."""
+    if base.steps is not None and base.steps != int(steps):
+        raise ScenarioError("[controls]", f"the {base.kind}'s inputs cover {base.steps} steps, the simulation "
+                            f"takes {int(steps)}")
+    res = simulate(parts, base.mass, base.inertia, R0, x0, omega0, v0, dt, steps, method, gravity,
+                   base.wrench, label)
+    traj = res.trajectory
+    traj.shape.update(base.shape(traj.time))
+    traj.controls.update({name: np.asarray(u, dtype=float)[:steps] for name, u in base.controls.items()})
+    traj.stats["vehicle"] = base.kind
+    return res
