@@ -16,9 +16,10 @@ does not give analytically are central finite differences over its L local
 coordinates, all K instances perturbed at once: this is exactly the column-group
 colouring (columns of steps k, k + 3, k + 6, … together) of the banded Jacobian,
 never a dense difference over all variables. The Lagrangian Hessian is exact where a group
-gives ``hess`` (the car's update by second-order jets, obstacles, waypoints, costs, bounds), and
-otherwise the same kind of coloured central difference of the analytic Jacobians (index plan
-built once per group).
+gives ``hess`` (the car's update by second-order jets, the holonomic vehicles' pose and momentum
+updates, obstacles, waypoints, costs, bounds), and otherwise the same kind of coloured central
+difference of the analytic Jacobians (index plan built once per group), perturbing only the local
+columns that are free in some instance (a fixed duration or start pose is never perturbed).
 
 Variables fixed by the scenario (the start state, a goal pose given exactly, a
 waypoint heading) are removed from the decision vector: they stay on their values and
@@ -137,7 +138,10 @@ class Group:
         if self.hess_colors is None:
             self.hess_colors = np.arange(self.L)
         self.hess_colors = np.asarray(self.hess_colors)
-        self._fd_plan: tuple[list[np.ndarray], tuple[np.ndarray, ...]] | None = None
+        self._fd_plan: tuple[Any, ...] | None = None
+        # (L,) local columns free in at least one instance (set by the NLP): the coloured differences
+        # perturb only these, since Hessian rows and columns of fixed variables are never read
+        self.active: np.ndarray = np.ones(self.L, dtype=bool)
         shape = (self.K, self.m)
         self.lower = np.broadcast_to(np.asarray(self.lower, dtype=float), shape).copy()
         self.upper = np.broadcast_to(np.asarray(self.upper, dtype=float), shape).copy()
@@ -179,18 +183,19 @@ class Group:
         if self.hess is not None:
             H = np.asarray(self.hess(X, lam, *self.params), dtype=float)
             return 0.5 * (H + np.swapaxes(H, 1, 2))
-        cols = np.flatnonzero(self.nonlinear)
+        cols = np.flatnonzero(self.nonlinear & self.active)
         if not len(cols):
             return np.zeros((X.shape[0], self.L, self.L))
-        if self._fd_plan is None:
+        if self._fd_plan is None or not np.array_equal(self._fd_plan[0], cols):
             colors = [cols[self.hess_colors[cols] == c] for c in np.unique(self.hess_colors[cols])]
-            self._fd_plan = (colors, fd_hessian_plan(colors, self.hess_mask))
-        colors, plan = self._fd_plan
+            hmask = self.hess_mask & self.active[:, None] & self.active[None, :]
+            self._fd_plan = (cols, colors, hmask, fd_hessian_plan(colors, hmask))
+        _, colors, hmask, plan = self._fd_plan
         jac = self.jacobian
         if self.hess_jac is not None:
             hj = self.hess_jac
             jac = lambda Xb, pb: np.asarray(hj(Xb, *pb), dtype=float).reshape(Xb.shape[0], self.m, self.L)  # noqa: E731
-        return fd_hessian_colored(jac, X, self.params, lam, colors, self.hess_mask, plan)
+        return fd_hessian_colored(jac, X, self.params, lam, colors, hmask, plan)
 
 
 class LastCall:
@@ -319,6 +324,7 @@ class _Scatter:
     def __init__(self, group: Group, row0: int, freepos: np.ndarray):
         K, m, L = group.K, group.m, group.L
         fp = freepos[group.idx]  # (K, L), −1 where fixed
+        group.active = np.any(fp >= 0, axis=0)
         keep = group.instance_mask & (fp[:, None, :] >= 0)  # (K, m, L)
         self.flat = np.flatnonzero(keep)
         kk, ii, jj = np.unravel_index(self.flat, (K, m, L))

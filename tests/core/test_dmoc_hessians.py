@@ -1,5 +1,8 @@
 """Analytic Lagrangian Hessians of the DMOC groups (core.dmoc.jets, obstacles, costs, models).
 
+(The holonomic vehicles' pose update, eq. (9), for the Cayley pairings by the rational maps of
+``jets.RationalMap``; their momentum maps by jets; both through the group test below.)
+
 Every group with an analytic ``hess`` is checked against the coloured central differences of its
 analytic Jacobian (``fd_hessian_colored``, the scheme it replaces) at random points, near the
 identity and at large rotations (|ρ| up to ~3, rotations of ~110°), for every vehicle scenario
@@ -94,8 +97,9 @@ def test_analytic_group_hessians_match_coloured_differences(name, large):
         lam = rng.normal(size=(g.K, g.m))
         H = g.hessian(X, lam)
         cols = np.flatnonzero(g.nonlinear)
-        Hd = fd_hessian_colored(lambda Xb, pb: g.jacobian(Xb, pb), X, g.params, lam, [np.array([c]) for c in cols],
-                                np.ones((g.L, g.L), dtype=bool))
+        jac = ((lambda Xb, pb: g.jacobian(Xb, pb)) if g.hess_jac is None  # the boat's omits the hull's curvature
+               else (lambda Xb, pb: g.hess_jac(Xb, *pb).reshape(len(Xb), g.m, g.L)))
+        Hd = fd_hessian_colored(jac, X, g.params, lam, [np.array([c]) for c in cols], np.ones((g.L, g.L), dtype=bool))
         free = nlp.freepos[g.idx] >= 0  # fixed columns (e.g. T of a fixed duration) are dropped
         both = free[:, :, None] & free[:, None, :]
         scale = max(1.0, float(np.abs(Hd).max()))
@@ -106,14 +110,21 @@ def test_analytic_group_hessians_match_coloured_differences(name, large):
     assert checked >= 4
 
 
-@pytest.mark.parametrize("name", ["helicopter-cay-turned", "helicopter-exp", "boat"])
+@pytest.mark.parametrize("name", ["helicopter-exp", "helicopter-exp-fixed-T"])
 def test_coloured_hessians_match_one_column_per_colour(name):
-    """Groups differenced with shared colours (the pose group's ρ_{k+1}/v, the momentum group's blocks)
-    give the same Hessian as one colour per column."""
-    nlp, z = _problem(name, seed=11, large=True)
+    """Groups differenced with shared colours (the exp pairings' pose group ρ_{k+1}/v, the momentum group's
+    blocks) give the same Hessian as one colour per column; columns fixed in every instance (the start
+    pose, T of a fixed duration) are not perturbed and their rows stay zero."""
+    if name.endswith("fixed-T"):
+        setup = read(loads(_fixed_duration(SCENARIOS["helicopter-exp"], "min = 4.0\nmax = 9.0", 6.0)))
+        nlp = assemble(setup.model, setup.spec)
+        z = nlp.reduce(initial_guess(setup.model, setup.spec))
+        z = z + np.random.default_rng(11).normal(scale=0.05, size=z.shape) * np.maximum(1.0, np.abs(z))
+    else:
+        nlp, z = _problem(name, seed=11, large=True)
     y = nlp.full(z)
     rng = np.random.default_rng(12)
-    shared = 0
+    shared = skipped = 0
     for g in nlp.constraints:
         if g.hess is not None or g.linear:
             continue
@@ -121,11 +132,73 @@ def test_coloured_hessians_match_one_column_per_colour(name):
         lam = rng.normal(size=(g.K, g.m))
         cols = np.flatnonzero(g.nonlinear)
         shared += len(np.unique(g.hess_colors[cols])) < len(cols)
-        jac = ((lambda Xb, pb: g.jacobian(Xb, pb)) if g.hess_jac is None  # the boat's omits the hull's curvature
-               else (lambda Xb, pb: g.hess_jac(Xb, *pb).reshape(len(Xb), g.m, g.L)))
-        Hd = fd_hessian_colored(jac, X, g.params, lam, [np.array([c]) for c in cols], g.hess_mask)
-        assert np.max(np.abs(g.hessian(X, lam) - Hd)) < 1e-7 * max(1.0, float(np.abs(Hd).max())), g.name
+        skipped += int(np.sum(g.nonlinear & ~g.active))
+        Hd = fd_hessian_colored(lambda Xb, pb: g.jacobian(Xb, pb), X, g.params, lam, [np.array([c]) for c in cols],
+                                g.hess_mask)
+        H = g.hessian(X, lam)
+        act = g.active[:, None] & g.active[None, :]
+        assert np.max(np.abs(H - Hd)[:, act]) < 1e-7 * max(1.0, float(np.abs(Hd).max())), g.name
+        assert not np.any(H[:, ~act]), g.name
     assert shared >= 2
+    assert skipped >= (6 if name.endswith("fixed-T") else 3)  # ρ_0 of the start group; T of three groups when fixed
+
+
+@pytest.mark.parametrize("form,exact", [(jets.CAY_FORM, so3.cay), (jets.B_CAY_FORM, so3.B_cay),
+                                        (jets.B_CAY_PAPER_FORM, so3.B_cay_paper)], ids=["cay", "B_cay", "B_cay_paper"])
+def test_rational_maps_value_and_derivatives(form, exact):
+    rng = np.random.default_rng(13)
+    w = np.concatenate([rng.normal(scale=1e-3, size=(5, 3)), rng.normal(scale=2.0, size=(5, 3)), np.zeros((1, 3))])
+    G = rng.normal(size=(len(w), 3, 3))
+    r = jets.RationalMap(w, form)
+    assert np.allclose(r.value, exact(w), atol=1e-15)
+    assert np.allclose(r.d, np.moveaxis(_fd_columns(exact, w), -1, 1), atol=1e-8)
+    assert np.allclose(r.gradient(G), _fd_columns(lambda wb: np.einsum("bij,bij->b", G, exact(wb)), w), atol=1e-8)
+    H = r.hessian(G)
+    assert np.allclose(H, _fd_columns(lambda wb: jets.RationalMap(wb, form).gradient(G), w), atol=1e-8)
+    assert np.allclose(H, np.swapaxes(H, 1, 2), rtol=0, atol=1e-14 * np.abs(H).max())
+
+
+@pytest.mark.parametrize("T_free", [True, False], ids=["free-T", "fixed-T"])
+@pytest.mark.parametrize("method", ["vi-cay", "vi-cay-ln", "vi-exp-ln"])
+def test_momentum_map_hessian_matches_differences_of_its_jacobian(method, T_free):
+    """Jets of λ·C_τ(±hξ)ᵀ𝕀ξ against differences of the analytic momentum-map Jacobian (and ∂/∂T)."""
+    from core.integrators import holonomic as hol
+    from core.dmoc.models.holonomic import momentum_lagrangian_hessian
+
+    rng = np.random.default_rng(14)
+    B, N = 8, 30
+    I6 = np.array([3.0, 5.0, 4.0, 2.5, 2.5, 2.5])
+    V = np.concatenate([rng.normal(scale=2.0, size=(B, 6)), rng.uniform(3, 12, (B, 1))], axis=1)
+    sign = rng.choice([-1.0, 1.0], size=B)
+    lam = rng.normal(size=(B, 6))
+
+    def grad(Vb):
+        out = np.empty((len(Vb), 7))
+        for i in range(len(Vb)):
+            h = sign[i] * Vb[i, 6] / N
+            xi = Vb[i:i + 1, :6]
+            J = hol.momentum_map_jacobian(method, h, xi, I6)[0]
+            dT = np.einsum("ij,j->i", hol.PAIRINGS[method].K(h * xi, I6 * xi)[0], xi[0]) * sign[i] / N
+            out[i] = lam[i] @ np.concatenate([J, dT[:, None]], axis=1)
+        return out
+
+    H = momentum_lagrangian_hessian(method, V[:, :6], V[:, 6], sign, lam, I6, N, T_free)
+    n = 7 if T_free else 6
+    Hd = _fd_columns(lambda Vb: grad(np.concatenate([Vb, V[:, n:]], axis=1))[:, :n], V[:, :n])
+    assert H.shape == (B, n, n)
+    assert np.max(np.abs(H - Hd)) < 1e-7 * max(1.0, np.abs(Hd).max())
+
+
+def test_car_step_hessian_with_fixed_duration_is_the_block_of_the_free_one():
+    car = carlib.Car.preset("hatchback")
+    rng = np.random.default_rng(15)
+    V = np.column_stack([rng.normal(scale=0.3, size=9), rng.uniform(-4, 4, 9), rng.normal(scale=400, size=9),
+                         rng.normal(scale=300, size=9), rng.normal(scale=0.5, size=9), rng.uniform(2, 20, 9)])
+    lam = rng.normal(size=(9, 6))
+    H6 = carmodel.step_lagrangian_hessian(car, V, lam, 40, 0.5)
+    H5 = carmodel.step_lagrangian_hessian(car, V, lam, 40, 0.5, T_free=False)
+    assert H5.shape == (9, 5, 5)
+    assert np.allclose(H5, H6[:, :5, :5], rtol=1e-13, atol=1e-13 * np.abs(H6).max())
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])

@@ -227,9 +227,11 @@ class CarModel(Model):
                     J[sel, :, 14] = -step_dh(car, s, u, hv, alpha) / N
             return J
 
+        nl = _NL if free_T else _NL[:-1]  # a fixed duration: h is a constant of the jets
+
         def hess(Xl, lam):
             H = np.zeros((Xl.shape[0], 15, 15))
-            H[:, _NL[:, None], _NL[None, :]] = -step_lagrangian_hessian(car, Xl[:, _NL], lam, N, alpha)
+            H[:, nl[:, None], nl[None, :]] = -step_lagrangian_hessian(car, Xl[:, _NL], lam, N, alpha, free_T)
             return H
 
         # ψ_k, x_k, y_k and s_{k+1} enter with constant coefficients: zero Hessian rows
@@ -352,17 +354,23 @@ def _h_sets(h: np.ndarray):
 _NL = np.array([SIG, TH, P, 6, 7, 14])
 
 
-def step_lagrangian_hessian(car: carlib.Car, V: np.ndarray, lam: np.ndarray, N: int, alpha: float) -> np.ndarray:
-    """Σ_i λ_i ∇²Φ_i (B, 6, 6) over V = (σ, θ, p, f, w, T) (B, 6), h = T/N: exact second derivatives
-    of the explicit car update (``core.vehicles.car.advance``) by second-order jets (``core.dmoc.jets``):
+def step_lagrangian_hessian(car: carlib.Car, V: np.ndarray, lam: np.ndarray, N: int, alpha: float,
+                            T_free: bool = True) -> np.ndarray:
+    """Σ_i λ_i ∇²Φ_i (B, 6, 6) over V = (σ, θ, p, f, w, T) (B, 6), h = T/N — or (B, 5, 5) over (σ, θ, p, f, w)
+    with h a constant when ``T_free`` is False (a fixed duration: fewer jet products): exact second
+    derivatives of the explicit car update (``core.vehicles.car.advance``) by second-order jets (``core.dmoc.jets``):
 
         σ_{k+α} = σ + αhw,  u^ψ = (p + h(1−α)f)/(a + cσσ_{k+α}),  z = ½κhσ_{k+α}u^ψ,
         ψ₁ = ψ + hu^ψ,  σ₁ = σ + hw,  θ₁ = θ + 2z,  (x₁, y₁) = (x, y) + ρhu^ψ sinc z (cos, sin)(θ + z),
         p₁ = p + hf + (2c/κ) w z.
     """
-    sg, th, p, f, w, T = Jet.variables(V)
     lam = np.asarray(lam, dtype=float)
-    h = T * (1.0 / N)
+    if T_free:
+        sg, th, p, f, w, T = Jet.variables(V)
+        h = T * (1.0 / N)
+    else:
+        sg, th, p, f, w = Jet.variables(V[:, :5])
+        h = V[:, 5] / N
     hw = h * w
     sa = sg + hw.scale(alpha)
     u = (p + (h * f).scale(1.0 - alpha)) / ((sg * sa).scale(car.c) + car.a)

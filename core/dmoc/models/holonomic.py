@@ -24,7 +24,15 @@ Derivatives (all analytic, checked against differences in the tests): ∂[C_τ(h
 with s the body-frame rotation increment (δR = R ŝ) and the chart's body Jacobian
 ∂s/∂ρ = dcay(−ρ) = 4/(4 + |ρ|²)(I − ρ̂/2), a right perturbation Q ŝ changes vee(Q − Qᵀ)/2 by
 ½(tr Q I − Qᵀ) s and a left one −âQ by −½(tr Q I − Q) a (from vee(Aŝ + ŝAᵀ) = (tr A I − Aᵀ) s); the translation B_cay(a)c = y has
-∂y/∂a = −½ B_cay(a) ŷ (other pairings: central differences in ω, 3 columns).
+∂y/∂a = −½ B_cay(a) ŷ, B_cay_paper(a)c by its rational form (``jets.RationalMap``; the exp pairings:
+central differences in ω, 3 columns).
+
+Lagrangian Hessians: for the Cayley pairings (vi-cay, vi-cay-ln) the pose update is exact
+(:func:`pose_lagrangian_hessian`, multilinear in the Cayley factors); the momentum maps of vi-cay,
+vi-cay-ln and vi-exp-ln are exact by jets (:func:`momentum_lagrangian_hessian`) and the wrench terms
+(controls, external wrench) coloured central differences of their analytic Jacobian over their own
+columns; the exp pairings, the start and the goal-velocity groups (one instance each) use the
+coloured differences of ``core.dmoc.problem``.
 """
 from __future__ import annotations
 
@@ -35,7 +43,9 @@ from ...integrators import holonomic as hol
 from ...lie import quaternion, so3
 from ...scenario import Table
 from ...trajectory import Trajectory
-from ..problem import Group
+from .. import jets
+from ..jets import Jet
+from ..problem import Group, fd_hessian_colored, fd_hessian_plan
 from . import Model
 
 _I3 = np.eye(3)
@@ -72,6 +82,114 @@ _PAIRING_PARTS = {
     "vi-cay": ("cay", so3.B_cay), "vi-cay-ln": ("cay", so3.B_cay_paper), "vi-exp": ("exp", so3.dexp),
     "vi-exp-ln": ("exp", so3.dexp), "vi-exp-series": ("exp", so3.dexp),
 }
+
+
+# translation block B of τ for the Cayley pairings, as a rational map (core.dmoc.jets.RationalMap)
+_B_FORMS = {"vi-cay": jets.B_CAY_FORM, "vi-cay-ln": jets.B_CAY_PAPER_FORM}
+
+
+def pose_lagrangian_hessian(X: np.ndarray, lam: np.ndarray, Rref0: np.ndarray, Rref1: np.ndarray, N: int,
+                            b_form: tuple[float, float, float, float]) -> np.ndarray:
+    """Σ_i λ_i ∇² of the pose update (eq. 9) for the Cayley pairings, exact (B, 19, 19) over the local
+    (ρ_k, x_k, ρ_{k+1}, x_{k+1}, ω_k, v_k, T). With C_j = cay(ρ_j), A = cay(a), B = B(a), (a, c) = h(ω, v),
+    h = T/N, M = R̄_kᵀR̄_{k+1}, W = ½ λ̂_rot and μ = −R̄_kᵀ λ_trans, the nonlinear part of the Lagrangian is
+
+        F = ⟨W, Aᵀ C_kᵀ M C_{k+1}⟩ + μᵀ C_k B c
+
+    (λ·vee(Q) = ½⟨λ̂, Q⟩; x enters linearly). It is multilinear in the three Cayley factors and B, so
+    every block is a contraction of their first derivatives (mixed blocks) or the closed-form
+    second derivative of one factor against its weight matrix (``RationalMap.hessian``):
+    ∂F/∂C_{k+1} = Mᵀ C_k A W, ∂F/∂C_k = M C_{k+1} Wᵀ Aᵀ + μ (Bc)ᵀ, ∂F/∂A = C_kᵀ M C_{k+1} Wᵀ,
+    ∂F/∂B = (C_kᵀ μ) cᵀ. The chain rule through u = (a, c) = h z, z = (ω, v), gives
+    ∇²_zz = h² F_uu, ∂²/∂z∂T = (h/N) F_uu z + F_u/N, ∂²/∂T² = zᵀ F_uu z/N², ∂²/∂ρ∂z = h F_ρu,
+    ∂²/∂ρ∂T = F_ρu z/N."""
+    Bn = X.shape[0]
+    h = X[:, 18] / N
+    z = X[:, 12:18]
+    a, c = h[:, None] * z[:, :3], h[:, None] * z[:, 3:]
+    C0, C1 = jets.RationalMap(X[:, 0:3], jets.CAY_FORM), jets.RationalMap(X[:, 6:9], jets.CAY_FORM)
+    A, Bm = jets.RationalMap(a, jets.CAY_FORM), jets.RationalMap(a, b_form)
+    M = np.swapaxes(Rref0, 1, 2) @ Rref1
+    W = 0.5 * so3.hat(lam[:, :3])
+    mu = -np.einsum("bji,bj->bi", Rref0, lam[:, 3:])
+    Wt = np.swapaxes(W, 1, 2)
+    AW = A.value @ W
+    MC1 = M @ C1.value
+    y = np.einsum("bij,bj->bi", Bm.value, c)                      # B c
+    m0 = np.einsum("bji,bj->bi", C0.value, mu)                    # C_kᵀ μ
+    G0 = MC1 @ Wt @ np.swapaxes(A.value, 1, 2) + mu[:, :, None] * y[:, None, :]
+    G1 = np.swapaxes(M, 1, 2) @ C0.value @ AW
+    GA = np.swapaxes(C0.value, 1, 2) @ MC1 @ Wt
+    GB = m0[:, :, None] * c[:, None, :]
+    MD1 = np.einsum("blm,bjmq->bjlq", M, C1.d)                    # M ∂C_{k+1}/∂ρ_j
+    muD0 = np.einsum("bx,bixy->biy", mu, C0.d)                    # μᵀ ∂C_k/∂ρ_i
+    dBc = np.einsum("bjxy,by->bjx", Bm.d, c)                      # ∂B/∂a_j c
+    H00 = C0.hessian(G0)
+    H11 = C1.hessian(G1)
+    H01 = np.einsum("bkq,bilk,bjlq->bij", AW, C0.d, MD1)
+    Fu = np.concatenate([A.gradient(GA) + Bm.gradient(GB), np.einsum("byj,by->bj", Bm.value, m0)], axis=1)
+    Fuu = np.zeros((Bn, 6, 6))
+    Fuu[:, :3, :3] = A.hessian(GA) + Bm.hessian(GB)
+    Fuu[:, :3, 3:] = np.einsum("by,biyj->bij", m0, Bm.d)
+    Fuu[:, 3:, :3] = np.swapaxes(Fuu[:, :3, 3:], 1, 2)
+    F0u = np.empty((Bn, 3, 6))                                    # ∂²F/∂ρ_k∂u
+    F0u[:, :, :3] = (np.einsum("bjkp,bilk,blp->bij", A.d, C0.d, MC1 @ Wt)
+                     + np.einsum("biy,bjy->bij", muD0, dBc))
+    F0u[:, :, 3:] = muD0 @ Bm.value
+    F1u = np.zeros((Bn, 3, 6))                                    # ∂²F/∂ρ_{k+1}∂u (c does not enter)
+    F1u[:, :, :3] = np.einsum("bpq,bjkp,bikq->bij", W, A.d, np.swapaxes(C0.value, 1, 2)[:, None] @ MD1)
+    H = np.zeros((Bn, 19, 19))
+    r0, r1, zz = slice(0, 3), slice(6, 9), slice(12, 18)
+    H[:, r0, r0] = H00
+    H[:, r1, r1] = H11
+    H[:, r0, r1] = H01
+    H[:, r1, r0] = np.swapaxes(H01, 1, 2)
+    H[:, zz, zz] = (h * h)[:, None, None] * Fuu
+    for r, F in ((r0, F0u), (r1, F1u)):
+        H[:, r, zz] = h[:, None, None] * F
+        H[:, zz, r] = np.swapaxes(H[:, r, zz], 1, 2)
+        H[:, r, 18] = H[:, 18, r] = np.einsum("bij,bj->bi", F, z) / N
+    Fz = np.einsum("bij,bj->bi", Fuu, z)
+    H[:, zz, 18] = H[:, 18, zz] = (h[:, None] * Fz + Fu) / N
+    H[:, 18, 18] = np.einsum("bi,bi->b", z, Fz) / (N * N)
+    return H
+
+
+_MM_JETS = ("vi-cay", "vi-cay-ln", "vi-exp-ln")  # pairings whose C_τᵀμ is polynomial (jets below)
+
+
+def momentum_lagrangian_hessian(method: str, xi: np.ndarray, T: np.ndarray, sign: np.ndarray, lam: np.ndarray,
+                                inertia: np.ndarray, N: int, T_free: bool) -> np.ndarray:
+    """λ·∇²[C_τ(hξ)ᵀ𝕀ξ] with h = sign·T/N per instance, by second-order jets (``core.dmoc.jets``) over
+    (ξ, T) (B, 7, 7), or over ξ alone (B, 6, 6) with h a constant when the duration is fixed. With
+    η = hξ = (a, c), μ = 𝕀ξ = (μ_ω, μ_v) and the terms linear in ξ dropped (zero Hessian):
+
+        vi-cay:          C_cayᵀμ = (μ_ω + ½a×μ_ω + ¼a(a·μ_ω) + ½c×q, q), q = μ_v + ½a×μ_v, so
+                         λ·C_cayᵀμ ≐ ½a·(μ_ω×λ_ω) + ¼(λ_ω·a)(a·μ_ω) + ½μ_v·(λ_ω×c) + ¼(a×μ_v)·(λ_ω×c) + ½a·(μ_v×λ_v)
+        vi-cay-ln, -exp-ln: C_LNᵀμ = μ − ½(μ_ω×a + μ_v×c, μ_v×a), so
+                         λ·C_LNᵀμ ≐ −½(a·(λ_ω×μ_ω) + c·(λ_ω×μ_v) + a·(λ_v×μ_v)).
+    """
+    Xv = np.concatenate([xi, T[:, None]], axis=1) if T_free else xi
+    var = Jet.variables(Xv)
+    h = var[6].scale(sign / N) if T_free else sign * T / N
+    w, v = var[:3], var[3:6]
+    a = [wi * h for wi in w]
+    c = [vi * h for vi in v]
+    mw = [w[i].scale(inertia[i]) for i in range(3)]
+    mv = [v[i].scale(inertia[3 + i]) for i in range(3)]
+    lw = [lam[:, i] for i in range(3)]
+    lv = [lam[:, 3 + i] for i in range(3)]
+    if method == "vi-cay":
+        lc = jets.cross(lw, c)
+        L = (jets.dot(a, jets.cross(mw, lw)).scale(0.5) + (jets.dot(lw, a) * jets.dot(a, mw)).scale(0.25)
+             + jets.dot(mv, lc).scale(0.5) + jets.dot(jets.cross(a, mv), lc).scale(0.25)
+             + jets.dot(a, jets.cross(mv, lv)).scale(0.5))
+    elif method in ("vi-cay-ln", "vi-exp-ln"):
+        L = (jets.dot(a, jets.cross(lw, mw)) + jets.dot(c, jets.cross(lw, mv))
+             + jets.dot(a, jets.cross(lv, mv))).scale(-0.5)
+    else:
+        raise ValueError(f"no jet form of the momentum map of {method!r}")
+    return L.hessian()
 
 
 def block_hessian(L: int, blocks: list[np.ndarray], shared: int) -> tuple[np.ndarray, np.ndarray]:
@@ -242,6 +360,7 @@ class HolonomicModel(Model):
         idx = np.concatenate([self.rho[:-1], self.x[:-1], self.rho[1:], self.x[1:], self.xi,
                               np.full((N, 1), self.T)], axis=1)  # L = 19
         analytic_B = self.method == "vi-cay"
+        b_form = _B_FORMS.get(self.method)
 
         def parts(X, R0, R1):
             h = X[:, 18] / N
@@ -263,6 +382,8 @@ class HolonomicModel(Model):
             if analytic_B:
                 y = np.einsum("bij,bj->bi", Bmap(a), c)
                 return -0.5 * Bmap(a) @ so3.hat(y)
+            if b_form is not None:  # B_cay_paper: ∂B/∂a_j of the rational map
+                return np.einsum("bjxy,by->bxj", jets.RationalMap(a, b_form).d, c)
             cols = []
             d = 1e-7
             for j in range(3):
@@ -307,8 +428,13 @@ class HolonomicModel(Model):
         colors = np.arange(19)
         colors[15:18] = colors[6:9]
         R0, R1 = self.Rref[:-1], self.Rref[1:]
+        form = _B_FORMS.get(self.method) if self.rot_kind == "cay" else None
+        hess = None
+        if form is not None:
+            def hess(X, lam, R0, R1):
+                return pose_lagrangian_hessian(X, lam, R0, R1, N, form)
         return Group("dynamics: pose (eq. 9)", idx, fun, mask, jac=jac, params=(R0, R1), nonlinear=nonlinear,
-                     hess_colors=colors, labels=[f"step {k}" for k in range(N)])
+                     hess=hess, hess_colors=colors, labels=[f"step {k}" for k in range(N)])
 
     def _start_group(self) -> Group:
         """k = 0: C(hξ_0)ᵀ𝕀ξ_0 − 𝕀ξ(0) − (h/2)(B(u_0) + E(g_0, ξ(0))); local (ξ_0, u_0, ρ_0, x_0, T)."""
@@ -375,28 +501,34 @@ class HolonomicModel(Model):
             E = self.external_wrench(R, X[:, a_x:L - 1], X[:, 0:6])
             return out - 0.5 * h[:, None] * (B0 + B1) - h[:, None] * E
 
-        def jac(X, Rr, frozen=False):
+        def wrench_jac(X, Rr, frozen=False):
+            """Jacobian of the wrench terms −(h/2)(B(u_{k−1}) + B(u_k)) − h E(ρ_k, x_k, ξ_{k−1}) alone."""
             h = X[:, L - 1] / N
-            B = X.shape[0]
-            J = np.zeros((B, 6, L))
-            dh = np.empty((B, 6))
-            for hv, sel in self._h_groups(h):
-                xp, xc = X[sel, 0:6], X[sel, 6:12]
-                J[sel, :, 6:12] = hol.momentum_map_jacobian(self.method, hv, xc, I6)
-                J[sel, :, 0:6] = -hol.momentum_map_jacobian(self.method, -hv, xp, I6)
-                dh[sel] = (np.einsum("bij,bj->bi", self.pairing.K(hv * xc, I6 * xc), xc)
-                           + np.einsum("bij,bj->bi", self.pairing.K(-hv * xp, I6 * xp), xp))
+            J = np.zeros((X.shape[0], 6, L))
             B0, dB0 = self.control_wrench(X[:, a_u0:a_u1])
             B1, dB1 = self.control_wrench(X[:, a_u1:a_r])
             R = chart(Rr, X[:, a_r:a_x])
             E, Es, Ex, Exi = self._ext_jac(R, X[:, a_x:L - 1], X[:, 0:6], frozen)
             hh = h[:, None, None]
-            J[:, :, 0:6] -= hh * Exi
+            J[:, :, 0:6] = -hh * Exi
             J[:, :, a_u0:a_u1] = -0.5 * hh * dB0
             J[:, :, a_u1:a_r] = -0.5 * hh * dB1
             J[:, :, a_r:a_x] = -hh * Es @ chart_jacobian(X[:, a_r:a_x])
             J[:, :, a_x:L - 1] = -hh * Ex
-            J[:, :, L - 1] = (dh - 0.5 * (B0 + B1) - E) / N
+            J[:, :, L - 1] = (-0.5 * (B0 + B1) - E) / N
+            return J
+
+        def jac(X, Rr, frozen=False):
+            h = X[:, L - 1] / N
+            J = wrench_jac(X, Rr, frozen)
+            dh = np.empty((X.shape[0], 6))
+            for hv, sel in self._h_groups(h):
+                xp, xc = X[sel, 0:6], X[sel, 6:12]
+                J[sel, :, 6:12] = hol.momentum_map_jacobian(self.method, hv, xc, I6)
+                J[sel, :, 0:6] -= hol.momentum_map_jacobian(self.method, -hv, xp, I6)
+                dh[sel] = (np.einsum("bij,bj->bi", self.pairing.K(hv * xc, I6 * xc), xc)
+                           + np.einsum("bij,bj->bi", self.pairing.K(-hv * xp, I6 * xp), xp))
+            J[:, :, L - 1] += dh / N
             return J
 
         mask = np.zeros((6, L), dtype=bool)
@@ -419,9 +551,63 @@ class HolonomicModel(Model):
             rot = [np.arange(a_r, a_x)] + ([np.arange(a_x, L - 1)] if self.ext_depends[1] else [])
             blocks.append(np.concatenate(rot))
         hmask, colors = block_hessian(L, blocks, L - 1)
+        hess = None
+        if self.method in _MM_JETS:
+            hess = self._momentum_hessian(L, wrench_jac, [np.arange(a_u0, a_u1), np.arange(a_u1, a_r)],
+                                          [np.arange(a_r, a_x), np.arange(a_x, L - 1), np.arange(0, 6)])
         return Group("dynamics: momentum (eq. 10)", idx, fun, mask, jac=jac, params=(self.Rref[ks],),
-                     hess_mask=hmask, hess_colors=colors, hess_jac=self._hess_jac(jac),
+                     hess=hess, hess_mask=hmask, hess_colors=colors, hess_jac=self._hess_jac(jac),
                      labels=[f"step {k}" for k in ks])
+
+    def _momentum_hessian(self, L: int, wrench_jac, control_blocks: list[np.ndarray],
+                          ext_blocks: list[np.ndarray]):
+        """Lagrangian Hessian of the momentum group: the momentum maps C_τ(±hξ)ᵀ𝕀ξ exactly by jets
+        (:func:`momentum_lagrangian_hessian`), the wrench terms by coloured central differences of their
+        analytic Jacobian ``wrench_jac`` over the control columns and the columns E depends on (blocks that
+        do not mix share colours; T its own colour when the duration is free). A vehicle without
+        ``exact_external_hessian`` omits E's second derivatives, as its ``hess_jac`` does."""
+        N, I6 = self.N, self.inertia
+        T_free = not self.fixed[self.T]
+        exact_E = self.exact_external_hessian
+        blocks = list(control_blocks)
+        if exact_E and any(self.ext_depends):
+            blocks.append(np.concatenate([b for b, dep in zip(ext_blocks, self.ext_depends) if dep]))
+        # the differences run on the wrench's columns only (sub-local indices), T last
+        sub = np.concatenate(blocks + [[L - 1]]).astype(int)
+        pos = np.empty(L, dtype=int)
+        pos[sub] = np.arange(len(sub))
+        sblocks = [pos[b] for b in blocks]
+        width = max(len(b) for b in sblocks)
+        colors = [np.array([b[j] for b in sblocks if j < len(b)]) for j in range(width)]
+        wmask, _ = block_hessian(len(sub), sblocks, len(sub) - 1)
+        if T_free:
+            colors.append(np.array([len(sub) - 1]))
+        else:
+            wmask[-1, :] = wmask[:, -1] = False
+        plan = fd_hessian_plan(colors, wmask)
+        cur = np.r_[6:12, [L - 1] if T_free else []].astype(int)
+        prev = np.r_[0:6, [L - 1] if T_free else []].astype(int)
+
+        def hess(X, lam, Rr):
+            K = X.shape[0]
+            xi = np.concatenate([X[:, 6:12], X[:, 0:6]])
+            T = np.concatenate([X[:, L - 1], X[:, L - 1]])
+            sign = np.repeat([1.0, -1.0], K)
+            Hm = momentum_lagrangian_hessian(self.method, xi, T, sign, np.concatenate([lam, -lam]), I6, N, T_free)
+
+            def jac_sub(P, pb):
+                Xf = np.tile(X, (P.shape[0] // K, 1))
+                Xf[:, sub] = P
+                return wrench_jac(Xf, *pb, frozen=not exact_E)[:, :, sub]
+
+            Hw = fd_hessian_colored(jac_sub, X[:, sub], (Rr,), lam, colors, wmask, plan)
+            H = np.zeros((K, L, L))
+            H[:, sub[:, None], sub[None, :]] = Hw
+            H[:, cur[:, None], cur[None, :]] += Hm[:K]
+            H[:, prev[:, None], prev[None, :]] += Hm[K:]
+            return H
+
+        return hess
 
     ext_rot_rows = (True,) * 6   # which wrench rows E moves with the rotation (gravity: forces only)
 
