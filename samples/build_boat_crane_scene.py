@@ -32,7 +32,8 @@ import sys
 import bpy
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_car_tunnel_scene import PACKAGE, _box, _empty, _mesh_object, addon_registered  # noqa: E402
+from build_car_tunnel_scene import PACKAGE, _box, _empty, _mesh_object  # noqa: E402
+import scene_kit  # noqa: E402
 
 DURATION = 10.0
 BEARING = (0.6, 0.0, 0.5)          # slewing bearing on the deck, from the centre of mass
@@ -53,13 +54,7 @@ def float_height(total_mass: float) -> float:
 
 def build(fps: int = 24, *, steps_per_frame: int = 2) -> dict:
     """Replace the current file's contents with the sample scene; the names of its parts."""
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.name = "Boat Crane"
-    scene.render.fps, scene.render.fps_base = int(fps), 1.0
-    frame_end = 1 + int(round(DURATION * fps))
-    scene.frame_start, scene.frame_end = 1, frame_end
-    scene.unit_settings.system, scene.unit_settings.scale_length = "METRIC", 1.0
+    scene, frame_end = scene_kit.new_scene("Boat Crane", fps, DURATION)
     root = scene.collection
 
     boat = _mesh_object("Boat", _box((-1.75, -1.0, -0.3), (3.25, 1.0, 0.5)), root)
@@ -100,24 +95,9 @@ def build(fps: int = 24, *, steps_per_frame: int = 2) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    import argparse
-    parser = argparse.ArgumentParser(description="Build the boat crane sample scene")
-    parser.add_argument("output", help=".blend file to write")
-    parser.add_argument("--fps", type=int, default=24)
-    parser.add_argument("--simulate", action="store_true", help="also simulate and bake boat, crane and load")
-    args = parser.parse_args(argv)
-    out = pathlib.Path(args.output).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with addon_registered():
-        names = build(args.fps)
-        if args.simulate:
-            print(bpy.ops.vehicle_motion.simulate_secondary(), bpy.context.scene.vehicle_motion.last_report)
-        bpy.ops.wm.save_as_mainfile(filepath=str(out))
-    print(f"built {out}: {names['vehicle']} with {', '.join(names['parts'])} and {names['load']}, "
-          f"frames 1–{names['frame_end']}")
-    return 0
+    return scene_kit.main(build, argv, "Build the boat crane sample scene", 24, simulate_help="also simulate and bake boat, crane and load",
+                          summary=lambda n: f"{n['vehicle']} with {', '.join(n['parts'])} and {n['load']}")
 
 
 if __name__ == "__main__":
-    args = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
-    sys.exit(main(args))
+    sys.exit(main(scene_kit.script_args()))

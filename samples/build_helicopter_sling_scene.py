@@ -31,7 +31,8 @@ import sys
 import bpy
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_car_tunnel_scene import _box, _empty, _mesh_object, addon_registered  # noqa: E402
+from build_car_tunnel_scene import _box, _empty, _mesh_object  # noqa: E402
+import scene_kit  # noqa: E402
 
 DURATION = 12.0
 HOVER = (0.0, 0.0, 25.0)
@@ -58,13 +59,7 @@ def flight(t):
 
 def build(fps: int = 24, *, steps_per_frame: int = 2) -> dict:
     """Replace the current file's contents with the sample scene; the names of its parts."""
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.name = "Helicopter Sling"
-    scene.render.fps, scene.render.fps_base = int(fps), 1.0
-    frame_end = 1 + int(round(DURATION * fps))
-    scene.frame_start, scene.frame_end = 1, frame_end
-    scene.unit_settings.system, scene.unit_settings.scale_length = "METRIC", 1.0
+    scene, frame_end = scene_kit.new_scene("Helicopter Sling", fps, DURATION)
     root = scene.collection
 
     heli = _mesh_object("Helicopter", _box((-1.8, -0.9, -0.8), (2.2, 0.9, 1.0)), root)
@@ -110,24 +105,9 @@ def build(fps: int = 24, *, steps_per_frame: int = 2) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    import argparse
-    parser = argparse.ArgumentParser(description="Build the helicopter sling sample scene")
-    parser.add_argument("output", help=".blend file to write")
-    parser.add_argument("--fps", type=int, default=24)
-    parser.add_argument("--simulate", action="store_true", help="also simulate and bake the cable and load")
-    args = parser.parse_args(argv)
-    out = pathlib.Path(args.output).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with addon_registered():
-        names = build(args.fps)
-        if args.simulate:
-            print(bpy.ops.vehicle_motion.simulate_secondary(), bpy.context.scene.vehicle_motion.last_report)
-        bpy.ops.wm.save_as_mainfile(filepath=str(out))
-    print(f"built {out}: {names['vehicle']} with {', '.join(names['links'])} and {names['load']}, "
-          f"frames 1–{names['frame_end']}")
-    return 0
+    return scene_kit.main(build, argv, "Build the helicopter sling sample scene", 24, simulate_help="also simulate and bake the cable and load",
+                          summary=lambda n: f"{n['vehicle']} with {', '.join(n['links'])} and {n['load']}")
 
 
 if __name__ == "__main__":
-    args = sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else sys.argv[1:]
-    sys.exit(main(args))
+    sys.exit(main(scene_kit.script_args()))

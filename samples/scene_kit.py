@@ -1,4 +1,4 @@
-"""What the vehicle sample builders (helicopter, boat, snakeboard) share: a fresh scene, the
+"""What the vehicle sample builders (helicopter, boat, snakeboard, and the parts scenes) share: a fresh scene, the
 Scene › Vehicle Motion solve settings, and the command line that builds and saves a .blend.
 The mesh and empty helpers are those of ``build_car_tunnel_scene``."""
 from __future__ import annotations
@@ -54,18 +54,26 @@ def key_at_rest_pose(obj, frame: int, location, speed: float = 0.0) -> None:
         obj.keyframe_insert(data_path, frame=frame)
 
 
-def main(build: Callable[..., dict], argv: list[str], description: str, fps: int) -> int:
-    """``python samples/build_X_scene.py out.blend [--fps N]``: build with the extension registered, save."""
+def main(build: Callable[..., dict], argv: list[str], description: str, fps: int, *,
+         summary: Callable[[dict], str] | None = None, simulate_help: str | None = None) -> int:
+    """``python samples/build_X_scene.py out.blend [--fps N] [--simulate]``: build with the extension
+    registered (and, with ``simulate_help``, offer ``--simulate``: Simulate Parts and bake), save.
+    ``summary(names)`` says what was built (default: the vehicle and its obstacle count)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("output", help=".blend file to write")
     parser.add_argument("--fps", type=int, default=fps)
+    if simulate_help:
+        parser.add_argument("--simulate", action="store_true", help=simulate_help)
     args = parser.parse_args(argv)
     out = pathlib.Path(args.output).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     with addon_registered():
         names = build(args.fps)
+        if getattr(args, "simulate", False):
+            print(bpy.ops.vehicle_motion.simulate_secondary(), bpy.context.scene.vehicle_motion.last_report)
         bpy.ops.wm.save_as_mainfile(filepath=str(out))
-    print(f"built {out}: {names['vehicle']} with {len(names['obstacles'])} obstacles, frames 1–{names['frame_end']}")
+    what = summary(names) if summary else f"{names['vehicle']} with {len(names['obstacles'])} obstacles"
+    print(f"built {out}: {what}, frames 1–{names['frame_end']}")
     return 0
 
 
