@@ -150,14 +150,15 @@ def test_wheel_spin_matches_distance_over_radius(files):
         assert error < 1e-3 * expected[-1], name
 
 
-def test_baked_car_never_enters_an_obstacle(files):
-    _, solved, names = files
-    scene, car = open_file(solved)
+def min_clearance(scene, vehicle, obstacle_names) -> tuple[float, tuple | None]:
+    """The smallest world-space separation, over every frame of the solve range, between the
+    vehicle's meshes (itself and its mesh children) and the named obstacles' convex hulls:
+    (gap, (frame, part, obstacle))."""
     obstacles = {}
-    for name in names["obstacles"]:
+    for name in obstacle_names:
         points = world_vertices(bpy.data.objects[name])
         obstacles[name] = (points, hull_normals(points))
-    parts = [car, *(ob for ob in car.children_recursive if ob.type == "MESH")]
+    parts = [vehicle, *(ob for ob in vehicle.children_recursive if ob.type == "MESH")]
     worst = (math.inf, None)
     for f in frames(scene):
         scene.frame_set(f)
@@ -168,6 +169,13 @@ def test_baked_car_never_enters_an_obstacle(files):
                 gap = separation(points, obstacle, np.concatenate([normals, obstacle_normals]))
                 if gap < worst[0]:
                     worst = (gap, (f, part.name, name))
+    return worst
+
+
+def test_baked_car_never_enters_an_obstacle(files):
+    _, solved, names = files
+    scene, car = open_file(solved)
+    worst = min_clearance(scene, car, names["obstacles"])
     FIGURES["min_obstacle_clearance_m"] = worst[0]
     assert worst[0] > 0.0, worst
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "samples"))
 import build_boat_scene  # noqa: E402
 import build_helicopter_scene  # noqa: E402
 import build_snakeboard_scene  # noqa: E402
-from test_solve import hull_normals, separation, world_vertices  # noqa: E402
+from test_solve import min_clearance  # noqa: E402
 
 SAMPLES = {"helicopter": build_helicopter_scene, "boat": build_boat_scene, "snakeboard": build_snakeboard_scene}
 FIGURES: dict[str, float] = {}  # measured figures, printed at the end of the module
@@ -248,21 +248,7 @@ def test_goal_is_reached(solved):
 def test_baked_vehicle_never_enters_an_obstacle(solved):
     scene, obj = open_solved(solved)
     assert solved.names["obstacles"]
-    obstacles = {}
-    for name in solved.names["obstacles"]:
-        points = world_vertices(bpy.data.objects[name])
-        obstacles[name] = (points, hull_normals(points))
-    parts = [obj, *(ob for ob in obj.children_recursive if ob.type == "MESH")]
-    worst = (math.inf, None)
-    for f in frames(scene):
-        scene.frame_set(f)
-        for part in parts:
-            points = world_vertices(part)
-            normals = hull_normals(points)
-            for name, (obstacle, obstacle_normals) in obstacles.items():
-                gap = separation(points, obstacle, np.concatenate([normals, obstacle_normals]))
-                if gap < worst[0]:
-                    worst = (gap, (f, part.name, name))
+    worst = min_clearance(scene, obj, solved.names["obstacles"])
     FIGURES[f"{solved.kind}_min_obstacle_clearance_m"] = worst[0]
     assert worst[0] > 0.0, worst
 
