@@ -34,11 +34,12 @@ from scipy.optimize import brentq, fsolve
 from ..errors import ScenarioError
 from ..integrators.common import GRAVITY, VEHICLE_DEFAULT_METHOD, HolonomicSystem, RigidState
 from ..trajectory import Trajectory
-from .hull import TRANSOM_FRACTION, HeightField, Hull, clip, default_hull
+from .hull import TRANSOM_FRACTION, HeightField, Hull, clip, clip_jacobian, default_hull
 from .water import RHO_WATER, CurrentSpec, Wind, current_field, projected_area
 
 DEFAULT_LENGTH, DEFAULT_BEAM, DEFAULT_HEIGHT = 5.0, 2.0, 0.8
 DEFAULT_MASS = 800.0
+_EDGE_ON = 1e-6       # δ: |n·ê| below this, a patch is edge-on to the wind (see Boat.external_wrench_jacobian)
 
 
 def default_thrusters(length: float = DEFAULT_LENGTH, beam: float = DEFAULT_BEAM,
@@ -206,6 +207,181 @@ class Boat:
         if parts:
             return {"buoyancy": b, "hydrodynamics": h, "wind": w, "clipped": cut}
         return b + h + w
+
+    def external_wrench_jacobian(self, R: np.ndarray, x: np.ndarray, xi: np.ndarray
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """E = :meth:`external_wrench` (B, 6) and its exact first derivatives ∂E/∂s (B, 6, 3) in the body
+        rotation increment (R → R cay(s)), ∂E/∂x (B, 6, 3) and ∂E/∂ξ (B, 6, 6), for poses R (B, 3, 3),
+        x (B, 3) and body velocities ξ (B, 6); all steps at once.
+
+        Analytic (forward mode) through the clipped hull (:func:`core.vehicles.hull.clip_jacobian`) and
+        through eq. (15) and the drag laws written with patch moments:
+
+        * buoyancy: Π_s(x_s − x) = ρ_w (V x̄ − V x); d(Rᵀw)/ds = (Rᵀw)^ (hat);
+        * hydrodynamics (uniform or no current η, u = v − Rᵀη): with A = Σ dA_i, S₁ = Σ dA_i r_i,
+          S₂ = Σ dA_i r_i r_iᵀ, K = Σ dA_i r̂_i E r̂_i (= ε E ε : S₂),
+          force = −E(u + ω × S₁/A) − P N/A,
+          torque = −(S₁/A) × Eu + (K/A) ω − P T/A (N = Σ dA_i n_i, T = Σ dA_i r_i × n_i);
+        * wind (u_b = Rᵀw − v the body air velocity, c = ½ρ_air C_d, w_i = max(0, −n_i·ê) dA_i):
+          force = c|u_b| u_b Σw_i, torque = c|u_b| (Σ w_i r_i) × u_b.
+
+        A spatially varying (callable) current falls back to central differences of the wrench in the pose
+        (the clipped hull is differenced, all steps batched in one call per direction).
+        """
+        R, x, xi = (np.asarray(a, dtype=float) for a in (R, x, xi))
+        nB = R.shape[0]
+        if callable(self.current):
+            return self._external_wrench_jacobian_fd(R, x, xi)
+        cut, tan = clip_jacobian(self.hull, R, x, self.surface)
+        K = 12                                                    # directions: s (3), x (3), ω (3), v (3)
+        eye3 = np.broadcast_to(np.eye(3), (nB, 3, 3))
+        zero3 = np.zeros((nB, 3, 3))
+
+        def hat(w):
+            z = np.zeros(w.shape[:-1])
+            return np.stack([np.stack([z, -w[..., 2], w[..., 1]], -1), np.stack([w[..., 2], z, -w[..., 0]], -1),
+                             np.stack([-w[..., 1], w[..., 0], z], -1)], axis=-2)
+
+        def body(w):                                              # Rᵀw (B, 3) and its tangent (B, 3, K)
+            wb = np.einsum("bji,bj->bi", R, w)
+            return wb, np.concatenate([hat(wb), zero3, zero3, zero3], axis=-1)
+
+        def pad(t):                                               # pose tangent (…, 6) → (…, K)
+            return np.concatenate([t, np.zeros(t.shape[:-1] + (K - 6,))], axis=-1)
+
+        def cross_t(a, da, b, db):                                # d(a × b): a (B, 3), da (B, 3, K)
+            return (np.cross(da, b[:, :, None], axisa=1, axisb=1, axisc=1)
+                    + np.cross(a[:, :, None], db, axisa=1, axisb=1, axisc=1))
+
+        # -- gravity + buoyancy, eq. (15) ---------------------------------------------------------
+        ok = cut.volume > 0
+        M = np.where(ok[:, None], (cut.centroid - x) * cut.volume[:, None], 0.0)    # V (x̄ − x)
+        dx_t = pad(np.concatenate([zero3, eye3], axis=-1))        # dx (B, 3, K)
+        dM = pad(tan.moment) - x[:, :, None] * pad(tan.volume)[:, None, :] - cut.volume[:, None, None] * dx_t
+        dM = np.where(ok[:, None, None], dM, 0.0)
+        rg = RHO_WATER * GRAVITY
+        tw = rg * np.stack([M[:, 1], -M[:, 0], np.zeros(nB)], -1)                # (x_s − x) × (0, 0, Π_s)
+        dtw = rg * np.stack([dM[:, 1], -dM[:, 0], np.zeros((nB, K))], 1)
+        fw = np.zeros((nB, 3))
+        fw[:, 2] = GRAVITY * (RHO_WATER * cut.volume - self.mass)
+        dfw = np.zeros((nB, 3, K))
+        dfw[:, 2] = rg * pad(tan.volume)
+        tb, dtb = body(tw)
+        fb, dfb = body(fw)
+        E = np.concatenate([tb, fb], axis=-1)
+        D = np.concatenate([dtb + np.einsum("bji,bjk->bik", R, dtw), dfb + np.einsum("bji,bjk->bik", R, dfw)], axis=1)
+
+        # -- hydrodynamics over the submerged patches, by moments -------------------------------------
+        P = cut.submerged_area.shape[-2] * 2
+        r = cut.submerged_position.reshape(nB, P, 3)
+        nrm = cut.submerged_normal.reshape(nB, P, 3)
+        dA = cut.submerged_area.reshape(nB, P)
+        dr = tan.submerged_position.reshape(nB, P, 3, 6)
+        ddA = tan.submerged_area.reshape(nB, P, 6)
+        A = dA.sum(-1)
+        dAt = pad(ddA.sum(1))
+        S1 = np.einsum("bp,bpi->bi", dA, r)
+        dS1 = pad(np.einsum("bpk,bpi->bik", ddA, r) + np.einsum("bp,bpik->bik", dA, dr))
+        S2 = np.einsum("bp,bpi,bpj->bij", dA, r, r)
+        rdr = np.einsum("bp,bpi,bpjk->bijk", dA, r, dr)
+        dS2 = pad(np.einsum("bpk,bpi,bpj->bijk", ddA, r, r) + rdr + rdr.transpose(0, 2, 1, 3))
+        eps = np.zeros((3, 3, 3))
+        eps[0, 1, 2] = eps[1, 2, 0] = eps[2, 0, 1] = 1.0
+        eps[0, 2, 1] = eps[2, 1, 0] = eps[1, 0, 2] = -1.0
+        Ed = self.damping
+        Kt = np.einsum("abe,bc,cdf,...ef->...ad", eps, Ed, eps, S2)
+        dKt = np.einsum("abe,bc,cdf,...efk->...adk", eps, Ed, eps, dS2)
+        has = A > 0
+        Asafe = np.where(has, A, 1.0)
+
+        def per_area(X, dX):                                      # X/A and its tangent
+            Xa = X / Asafe.reshape((-1,) + (1,) * (X.ndim - 1))
+            return Xa, (dX - Xa[..., None] * dAt.reshape((-1,) + (1,) * (X.ndim - 1) + (K,))) / \
+                Asafe.reshape((-1,) + (1,) * (X.ndim - 1) + (1,))
+
+        eta = np.asarray(self._eta(np.zeros((nB, 3))), dtype=float)                  # uniform current
+        eta_b, deta_b = body(eta)
+        w_, v_ = xi[:, :3], xi[:, 3:]
+        u = v_ - eta_b
+        du = -deta_b + np.concatenate([zero3, zero3, zero3, eye3], axis=-1)
+        dw = np.concatenate([zero3, zero3, eye3, zero3], axis=-1)
+        rbar, drbar = per_area(S1, dS1)
+        Ka, dKa = per_area(Kt, dKt)
+        Eu = u @ Ed.T
+        dEu = np.einsum("ij,bjk->bik", Ed, du)
+        force = -(Eu + np.cross(w_, rbar) @ Ed.T)
+        dforce = -(dEu + np.einsum("ij,bjk->bik", Ed, cross_t(w_, dw, rbar, drbar)))
+        torque = -np.cross(rbar, Eu) + np.einsum("bij,bj->bi", Ka, w_)
+        dtorque = (-cross_t(rbar, drbar, Eu, dEu) + np.einsum("bijk,bj->bik", dKa, w_)
+                   + np.einsum("bij,bjk->bik", Ka, dw))
+        if self.pressure != 0.0:
+            Nn = np.einsum("bp,bpi->bi", dA, nrm)
+            dNn = pad(np.einsum("bpk,bpi->bik", ddA, nrm))
+            Tn = np.einsum("bp,bpi->bi", dA, np.cross(r, nrm))
+            dTn = pad(np.einsum("bpk,bpi->bik", ddA, np.cross(r, nrm))
+                      + np.einsum("bp,bpik->bik", dA, np.cross(dr, nrm[..., None], axisa=2, axisb=2, axisc=2)))
+            na, dna = per_area(Nn, dNn)
+            ta, dta = per_area(Tn, dTn)
+            force, dforce = force - self.pressure * na, dforce - self.pressure * dna
+            torque, dtorque = torque - self.pressure * ta, dtorque - self.pressure * dta
+        E = E + np.where(has[:, None], np.concatenate([torque, force], -1), 0.0)
+        D = D + np.where(has[:, None, None], np.concatenate([dtorque, dforce], 1), 0.0)
+
+        # -- wind on the emerged patches --------------------------------------------------------------
+        r = cut.emerged_position.reshape(nB, P, 3)
+        dA = cut.emerged_area.reshape(nB, P)
+        dr = tan.emerged_position.reshape(nB, P, 3, 6)
+        ddA = tan.emerged_area.reshape(nB, P, 6)
+        wb, dwb = body(np.broadcast_to(self.wind.velocity, (nB, 3)))
+        ub = wb - v_
+        dub = dwb - np.concatenate([zero3, zero3, zero3, eye3], axis=-1)
+        speed = np.linalg.norm(ub, axis=-1)
+        moving = speed > 0
+        sp = np.where(moving, speed, 1.0)
+        e = ub / sp[:, None]
+        de = (dub - e[:, :, None] * np.einsum("bi,bik->bk", e, dub)[:, None, :]) / sp[:, None, None]
+        cosine = -np.einsum("bpi,bi->bp", nrm, e)
+        cw = np.maximum(cosine, 0.0)
+        wgt = cw * dA
+        a = wgt.sum(-1)
+        q = np.einsum("bp,bpi->bi", wgt, r)
+        # ∂max(0, c)/∂c: 1 where lit, 0 where shaded, and a ramp ½ + c/(2δ) across the kink for patches
+        # (nearly) edge-on to the wind, |c| < δ (the topsides of a boat heading straight into the wind): the
+        # central difference of step δ, so that (nearly) mirror-symmetric states get the symmetric
+        # derivative instead of a one-sided one picked by round-off.
+        lit = np.clip(0.5 + cosine / (2 * _EDGE_ON), 0.0, 1.0) * dA
+        mvec = np.einsum("bp,bpi->bi", lit, nrm)                                   # Σ_lit dA_i n_i
+        Qm = np.einsum("bpi,bpj->bij", lit[..., None] * r, nrm)                    # Σ_lit dA_i r_i n_iᵀ
+        da = -np.einsum("bi,bik->bk", mvec, de) + pad(np.einsum("bp,bpk->bk", cw, ddA))
+        dq = (-np.einsum("bij,bjk->bik", Qm, de) + pad(np.einsum("bp,bpk,bpi->bik", cw, ddA, r)
+                                                        + np.einsum("bp,bpik->bik", wgt, dr)))
+        c = 0.5 * self.wind.rho * self.wind.drag
+        dspeed = np.einsum("bi,bik->bk", e, dub)
+        Fw = c * (speed * a)[:, None] * ub
+        dFw = c * (dspeed[:, None, :] * a[:, None, None] * ub[:, :, None] + (speed * a)[:, None, None] * dub
+                   + speed[:, None, None] * ub[:, :, None] * da[:, None, :])
+        qxu = np.cross(q, ub)
+        Tw = c * speed[:, None] * qxu
+        dTw = c * (dspeed[:, None, :] * qxu[:, :, None] + speed[:, None, None] * cross_t(q, dq, ub, dub))
+        wind_on = (moving & (a > 0))
+        E = E + np.where(wind_on[:, None], np.concatenate([Tw, Fw], -1), 0.0)
+        D = D + np.where(wind_on[:, None, None], np.concatenate([dTw, dFw], 1), 0.0)
+        return E, D[:, :, 0:3], D[:, :, 3:6], D[:, :, 6:12]
+
+    def _external_wrench_jacobian_fd(self, R, x, xi, d: float = 1e-6):
+        """Central differences of :meth:`external_wrench` (a callable current); the 12 perturbed copies of all
+        steps are evaluated in one batched call."""
+        from ..lie.so3 import cay
+
+        nB = R.shape[0]
+        I3 = np.eye(3)
+        Rs = [R @ cay(sg * d * I3[j]) for j in range(3) for sg in (1, -1)]
+        Rb = np.concatenate(Rs + [R] * 18)
+        xb = np.concatenate([x] * 6 + [x + sg * d * I3[j] for j in range(3) for sg in (1, -1)] + [x] * 12)
+        xib = np.concatenate([xi] * 12 + [xi + sg * d * np.eye(6)[j] for j in range(6) for sg in (1, -1)])
+        Wb = self.external_wrench(Rb, xb, xib).reshape(24, nB, 6)
+        D = ((Wb[0::2] - Wb[1::2]) / (2 * d)).transpose(1, 2, 0)                    # (B, 6, 12)
+        return self.external_wrench(R, x, xi), D[:, :, 0:3], D[:, :, 3:6], D[:, :, 6:12]
 
     def displaced_mass(self, R: np.ndarray, x: np.ndarray) -> np.ndarray:
         """Π_s = ρ_w V_s (kg) at pose (R, x)."""

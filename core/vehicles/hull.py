@@ -36,6 +36,12 @@ field h is sampled at the edge midpoints of each clipped triangle and the waterl
 polygon through the cut points: the error is second order in the triangle size, and surface
 features smaller than the triangles (a crest between three emerged vertices) are missed —
 refine the hull with :func:`subdivide` when the waves are short compared with the mesh.
+
+Work is per (pose, face) row: a wholly wet or wholly dry face is its own patch (no cutting); only the
+faces the surface crosses are rolled, cut and split. :func:`clip_jacobian` adds the exact derivatives
+of every output with respect to the pose (forward mode, the wet/dry pattern and quad diagonals held
+fixed; the cut parameters by the implicit function theorem on φ = 0), for the boat's analytic
+wrench Jacobian.
 """
 from __future__ import annotations
 
@@ -357,15 +363,6 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                      a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
 
 
-def _take(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Per-row gather: a (…, K, d), idx (…, j) integer → (…, j, d) with out[..., i, :] = a[..., idx[..., i], :]."""
-    lead = np.broadcast_shapes(a.shape[:-2], idx.shape[:-1])
-    a = np.broadcast_to(a, lead + a.shape[-2:]).reshape(-1, a.shape[-2], a.shape[-1])
-    idx = np.broadcast_to(idx, lead + idx.shape[-1:]).reshape(-1, idx.shape[-1])
-    flat = idx + (np.arange(len(a)) * a.shape[1])[:, None]
-    return a.reshape(-1, a.shape[-1])[flat].reshape(lead + (idx.shape[-1], a.shape[-1]))
-
-
 def _cut(pa: np.ndarray, pb: np.ndarray, fa: np.ndarray, fb: np.ndarray, sgn: np.ndarray,
          surface: HeightField | None) -> np.ndarray:
     """Parameter t ∈ [0, 1] of φ = 0 on the segment a→b, where sgn·φ(a) ≥ 0 ≥ sgn·φ(b) (else 0)."""
@@ -411,62 +408,245 @@ def clip(hull: Hull, R: np.ndarray, x: np.ndarray, surface: HeightField | None =
 
     See the module docstring for the method; volume in m³, multiply by ρ = 1000 kg/m³ for Π_s.
     """
+    return _clip(hull, R, x, surface, False)[0]
+
+
+@dataclass(frozen=True)
+class ClippedTangent:
+    """First derivatives of a :class:`Clipped` with respect to the pose, trailing axis of 6 directions:
+    the body rotation increment s (R → R cay(s), j = 0…2) and the world position x (j = 3…5).
+
+    ``volume`` (…, 6), ``moment`` (…, 3, 6) of V x̄ (``Clipped.centroid`` · volume), patch
+    ``*_position`` (…, m, 2, 3, 6) and ``*_area`` (…, m, 2, 6) (the normals are those of the parent faces:
+    constant). Exact derivatives of the discrete clipping (fixed combinatorics: which corners are wet and
+    which quad diagonal is used; the cut parameters by the implicit function theorem on φ = 0).
+    """
+
+    volume: np.ndarray
+    moment: np.ndarray
+    submerged_position: np.ndarray
+    submerged_area: np.ndarray
+    emerged_position: np.ndarray
+    emerged_area: np.ndarray
+
+
+def clip_jacobian(hull: Hull, R: np.ndarray, x: np.ndarray,
+                  surface: HeightField | None = None) -> tuple[Clipped, ClippedTangent]:
+    """:func:`clip` and its derivatives with respect to the pose (see :class:`ClippedTangent`); R (B, 3, 3),
+    x (B, 3). The height field's gradient is by central differences of h (step 1e-6 m) when it is given."""
+    R = np.asarray(R, dtype=float)
+    x = np.asarray(x, dtype=float)
+    if R.ndim != 3 or x.shape != (R.shape[0], 3):
+        raise ValueError(f"clip_jacobian: R must be (B, 3, 3) and x (B, 3), got {R.shape} and {x.shape}")
+    return _clip(hull, R, x, surface, True)
+
+
+_GRAD_STEP = 1e-6
+
+
+def _height_grad(surface: HeightField | None, p: np.ndarray) -> np.ndarray:
+    """∇h (…, 2) at points p (…, 3) (zero for the calm plane; central differences of h otherwise)."""
+    if surface is None:
+        return np.zeros(p.shape[:-1] + (2,))
+    d = _GRAD_STEP
+    px, py = p[..., 0], p[..., 1]
+    gx = (np.asarray(surface(px + d, py), float) - np.asarray(surface(px - d, py), float)) / (2 * d)
+    gy = (np.asarray(surface(px, py + d), float) - np.asarray(surface(px, py - d), float)) / (2 * d)
+    return np.stack(np.broadcast_arrays(gx, gy), axis=-1) * np.ones(p.shape[:-1] + (1,))
+
+
+def _world_tangent(R: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """d(R p + x) for a fixed body point p (…, 3), R broadcast (…, 3, 3): (…, 3, 6) = [R (e_j × p) | e_j]."""
+    zero = np.zeros(p.shape[:-1])
+    # e_j × p as columns j: −p̂
+    neg_hat = np.stack([np.stack([zero, p[..., 2], -p[..., 1]], -1),
+                        np.stack([-p[..., 2], zero, p[..., 0]], -1),
+                        np.stack([p[..., 1], -p[..., 0], zero], -1)], axis=-2)
+    rot = np.einsum("...ik,...kj->...ij", R, neg_hat)
+    return np.concatenate([rot, np.broadcast_to(np.eye(3), rot.shape)], axis=-1)
+
+
+def _cut_tangent(Aw: np.ndarray, Bw: np.ndarray, dA: np.ndarray, dB: np.ndarray, t: np.ndarray,
+                 active: np.ndarray, surface: HeightField | None) -> np.ndarray:
+    """dt (…, 6) of the cut parameter t on a→b with ψ(t) = h(p(t)) − p_z(t) = 0 (implicit function theorem)."""
+    p = Aw + t[..., None] * (Bw - Aw)
+    dp = dA + t[..., None, None] * (dB - dA)                                # (…, 3, 6)
+    gh = _height_grad(surface, p)
+    e = Bw - Aw
+    psi_t = gh[..., 0] * e[..., 0] + gh[..., 1] * e[..., 1] - e[..., 2]
+    psi_p = gh[..., 0, None] * dp[..., 0, :] + gh[..., 1, None] * dp[..., 1, :] - dp[..., 2, :]
+    ok = active & (psi_t != 0)
+    return np.where(ok[..., None], -psi_p / np.where(ok, psi_t, 1.0)[..., None], 0.0)
+
+
+def _cross2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b over axis −2 (vectors (…, 3, K), broadcasting)."""
+    return np.stack([a[..., 1, :] * b[..., 2, :] - a[..., 2, :] * b[..., 1, :],
+                     a[..., 2, :] * b[..., 0, :] - a[..., 0, :] * b[..., 2, :],
+                     a[..., 0, :] * b[..., 1, :] - a[..., 1, :] * b[..., 0, :]], axis=-2)
+
+
+def _volume_tangent(d_nz: np.ndarray, d_mids: np.ndarray, mids: np.ndarray, g: np.ndarray, h_mid: np.ndarray,
+                    w: np.ndarray, surface: HeightField | None) -> tuple[np.ndarray, np.ndarray]:
+    """Tangents (n, 6) and (n, 3, 6) of the midpoint-rule volume and moment sums (module docstring) over the
+    slots s of rows n: d_nz (n, s, 6) of n_z dA, d_mids (n, s, 3, 3, 6) of the world edge midpoints."""
+    gh = _height_grad(surface, mids)                                      # (n, s, 3, 2)
+    d_w = d_nz[:, :, None, :] / 3.0
+    d_h = gh[..., 0, None] * d_mids[..., 0, :] + gh[..., 1, None] * d_mids[..., 1, :]
+    d_g = d_mids[..., 2, :] - d_h
+    d_vol = np.einsum("nsqj,nsq->nj", d_w, g) + np.einsum("nsq,nsqj->nj", w, d_g)
+    integrands = np.stack([mids[..., 0] * g, mids[..., 1] * g, 0.5 * (mids[..., 2] ** 2 - h_mid**2)], axis=-1)
+    d_int = np.stack([d_mids[..., 0, :] * g[..., None] + mids[..., 0, None] * d_g,
+                      d_mids[..., 1, :] * g[..., None] + mids[..., 1, None] * d_g,
+                      mids[..., 2, None] * d_mids[..., 2, :] - h_mid[..., None] * d_h], axis=-2)
+    d_mom = np.einsum("nsqj,nsqk->nkj", d_w, integrands) + np.einsum("nsq,nsqkj->nkj", w, d_int)
+    return d_vol, d_mom
+
+
+def _clip(hull: Hull, R: np.ndarray, x: np.ndarray, surface: HeightField | None,
+          tangents: bool) -> tuple[Clipped, ClippedTangent | None]:
     R = np.asarray(R, dtype=float)
     x = np.asarray(x, dtype=float)
     batch = np.broadcast_shapes(R.shape[:-2], x.shape[:-1])
+    nb = int(np.prod(batch, dtype=np.int64))
+    Rf = np.broadcast_to(R, batch + (3, 3)).reshape(nb, 3, 3)
+    xf = np.broadcast_to(x, batch + (3,)).reshape(nb, 3)
     Vb = hull.vertices                                                   # (n, 3)
-    Vw = np.einsum("...ij,nj->...ni", R, Vb) + x[..., None, :]           # (…, n, 3)
-    Vw = np.broadcast_to(Vw, batch + Vw.shape[-2:])
-    phi_v = _height(surface, Vw) - Vw[..., 2]                            # (…, n) depth below surface
     F = hull.faces
     m = len(F)
-    phi = phi_v[..., F]                                                   # (…, m, 3)
-    wet = phi > 0
+    Vw = np.einsum("bij,nj->bni", Rf, Vb) + xf[:, None, :]               # (nb, n, 3)
+    phi_v = _height(surface, Vw) - Vw[..., 2]                            # (nb, n) depth below surface
+    wet = phi_v[:, F] > 0                                                 # (nb, m, 3)
     count = wet.sum(axis=-1)
-    odd = np.where(count == 1, np.argmax(wet, axis=-1), np.where(count == 2, np.argmin(wet, axis=-1), 0))
-    rolled = F[np.arange(m)[:, None], _ROLL[odd]]                         # (…, m, 3) vertex indices
-    # one gather of world position | body position | φ for the rolled corners (A odd, then B, C)
-    table = np.concatenate([Vw, np.broadcast_to(Vb, Vw.shape), phi_v[..., None]], axis=-1)  # (…, n, 7)
-    corners = _take(table, rolled.reshape(batch + (3 * m,))).reshape(batch + (m, 3, 7))
-    A, B, C = corners[..., 0, :6], corners[..., 1, :6], corners[..., 2, :6]
-    ph = corners[..., 6]
-    # cut points P on AB and Q on AC (the odd vertex A is alone on its side of the surface)
-    sgn = np.where(count == 1, 1.0, -1.0)
-    s_ab = _cut(A[..., :3], B[..., :3], ph[..., 0], ph[..., 1], sgn, surface)[..., None]
-    s_ac = _cut(A[..., :3], C[..., :3], ph[..., 0], ph[..., 2], sgn, surface)[..., None]
-    P, Q = A + s_ab * (B - A), A + s_ac * (C - A)
-    bank = np.stack([A, B, C, P, Q], axis=-2)                             # (…, m, 5, 6)
-    # the quad PBCQ is split along its shorter diagonal (a mirror-invariant choice)
-    cp, bq = C[..., :3] - P[..., :3], B[..., :3] - Q[..., :3]
-    long_pc = (cp * cp).sum(axis=-1) > (bq * bq).sum(axis=-1)
-    sel = _SLOTS[:, count, long_pc.astype(np.intp)]                       # (2, …, m, 2, 3)
-    sel = np.moveaxis(sel, 0, -3).reshape(batch + (m, 12))
-    parts = _take(bank, sel).reshape(batch + (m, 2, 2, 3, 6))             # side, slot, corner
-    sub_w, sub_b = parts[..., 0, :, :, :3], parts[..., 0, :, :, 3:]
-    emr_b = parts[..., 1, :, :, 3:]
 
+    # wholly wet (count 3) and wholly dry (count 0) faces: the face itself is the patch
+    tri_w = Vw[:, F]                                                      # (nb, m, 3 corners, 3)
+    mids_f = 0.5 * (tri_w + tri_w[:, :, _NEXT])                           # (nb, m, 3, 3)
+    h_f = _height(surface, mids_f)
+    g_f = mids_f[..., 2] - h_f
+    face_vec = hull.face_area[:, None] * hull.face_normal                  # body area vectors (m, 3)
+    w_f = np.repeat((Rf[:, 2, :] @ face_vec.T)[..., None] / 3.0, 3, axis=-1)   # n_z dA / 3 (nb, m, 3)
+    int_f = np.stack([mids_f[..., 0] * g_f, mids_f[..., 1] * g_f, 0.5 * (mids_f[..., 2] ** 2 - h_f**2)], axis=-1)
+    full = count == 3
+    vol_face = np.where(full, (w_f * g_f).sum(axis=-1), 0.0)              # (nb, m)
+    mom_face = np.where(full[..., None], np.einsum("bfq,bfqk->bfk", w_f, int_f), 0.0)
+    tri_b = Vb[F]                                                         # (m, 3, 3)
+    # empty slots sit at corner A (the first face corner) with zero area, as the cut faces' do
+    sub_pos = np.broadcast_to(tri_b[:, None, 0, :], (nb, m, 2, 3)).copy()
+    emr_pos = sub_pos.copy()
+    sub_area = np.zeros((nb, m, 2))
+    emr_area = np.zeros((nb, m, 2))
+    centre_f = tri_b.sum(axis=1) / 3.0
+    sub_pos[:, :, 0] = np.where(full[..., None], centre_f, sub_pos[:, :, 0])
+    sub_area[:, :, 0] = np.where(full, hull.face_area, 0.0)
+    dry = count == 0
+    emr_pos[:, :, 0] = np.where(dry[..., None], centre_f, emr_pos[:, :, 0])
+    emr_area[:, :, 0] = np.where(dry, hull.face_area, 0.0)
+
+    # faces cut by the surface (count 1 or 2), on their own rows (batch, face)
+    bi, fi = np.nonzero((count == 1) | (count == 2))
+    cnt = count[bi, fi]
+    wr = wet[bi, fi]
+    odd = np.where(cnt == 1, np.argmax(wr, axis=-1), np.argmin(wr, axis=-1))
+    rolled = F[fi[:, None], _ROLL[odd]]                                   # (n, 3) vertex indices, A odd
+    cw = Vw[bi[:, None], rolled]                                          # (n, 3, 3) world corners
+    cb = Vb[rolled]
+    ph = phi_v[bi[:, None], rolled]
+    A, B, C = (np.concatenate([cw[:, k], cb[:, k]], axis=-1) for k in range(3))   # (n, 6) world | body
+    # cut points P on AB and Q on AC (the odd vertex A is alone on its side of the surface)
+    sgn = np.where(cnt == 1, 1.0, -1.0)
+    s_ab = _cut(A[:, :3], B[:, :3], ph[:, 0], ph[:, 1], sgn, surface)
+    s_ac = _cut(A[:, :3], C[:, :3], ph[:, 0], ph[:, 2], sgn, surface)
+    P, Q = A + s_ab[:, None] * (B - A), A + s_ac[:, None] * (C - A)
+    bank = np.stack([A, B, C, P, Q], axis=1)                              # (n, 5, 6)
+    # the quad PBCQ is split along its shorter diagonal (a mirror-invariant choice)
+    cp, bq = C[:, :3] - P[:, :3], B[:, :3] - Q[:, :3]
+    long_pc = (cp * cp).sum(axis=-1) > (bq * bq).sum(axis=-1)
+    sel = np.moveaxis(_SLOTS[:, cnt, long_pc.astype(np.intp)], 0, 1).reshape(-1, 12)   # (n, 12)
+    parts = np.take_along_axis(bank, sel[:, :, None], axis=1).reshape(-1, 2, 2, 3, 6)  # side, slot, corner
+    sub_w, sub_b, emr_b = parts[:, 0, :, :, :3], parts[:, 0, :, :, 3:], parts[:, 1, :, :, 3:]
     # volume integrals over the submerged triangles (three-edge-midpoint rule)
-    area_vec = 0.5 * _cross(sub_w[..., 1, :] - sub_w[..., 0, :], sub_w[..., 2, :] - sub_w[..., 0, :])
-    nz_dA = area_vec[..., 2]                                               # (…, m, 2)
-    mids = 0.5 * (sub_w + sub_w[..., _NEXT, :])                            # (…, m, 2, 3, 3)
+    area_vec = 0.5 * _cross(sub_w[:, :, 1] - sub_w[:, :, 0], sub_w[:, :, 2] - sub_w[:, :, 0])   # (n, 2, 3)
+    mids = 0.5 * (sub_w + sub_w[:, :, _NEXT])                             # (n, 2, 3, 3)
     h_mid = _height(surface, mids)
     g = mids[..., 2] - h_mid
-    w = nz_dA[..., None] / 3.0                                             # midpoint-rule weights
-    vol = np.einsum("...fsq,...fsq->...", w, g)
+    w = area_vec[..., 2, None] / 3.0                                      # midpoint-rule weights (n, 2, 3)
     integrands = np.stack([mids[..., 0] * g, mids[..., 1] * g, 0.5 * (mids[..., 2] ** 2 - h_mid**2)], axis=-1)
-    mom = np.einsum("...fsq,...fsqk->...k", w, integrands)
+    vol_face[bi, fi] = np.einsum("nsq,nsq->n", w, g)
+    mom_face[bi, fi] = np.einsum("nsq,nsqk->nk", w, integrands)
+    cut_area = np.sqrt((area_vec * area_vec).sum(axis=-1))                # rotation keeps areas
+    sub_area[bi, fi] = cut_area
+    sub_pos[bi, fi] = sub_b.sum(axis=2) / 3.0
+    emr_vec = _cross(emr_b[:, :, 1] - emr_b[:, :, 0], emr_b[:, :, 2] - emr_b[:, :, 0])
+    emr_norm = np.sqrt((emr_vec * emr_vec).sum(axis=-1))
+    emr_area[bi, fi] = 0.5 * emr_norm
+    emr_pos[bi, fi] = emr_b.sum(axis=2) / 3.0
+
+    vol = vol_face.sum(axis=-1)
+    mom = mom_face.sum(axis=-2)
     pos_ok = vol > 0
-    centroid = np.where(pos_ok[..., None], mom / np.where(pos_ok, vol, 1.0)[..., None],
-                        np.asarray(x, float) + np.zeros(batch + (3,)))
-    vol = np.maximum(vol, 0.0)
+    centroid = np.where(pos_ok[:, None], mom / np.where(pos_ok, vol, 1.0)[:, None], xf)
+    normal = np.broadcast_to(hull.face_normal[:, None, :], batch + (m, 2, 3))
+    shape = lambda a: a.reshape(batch + a.shape[1:])  # noqa: E731
+    out = Clipped(shape(np.maximum(vol, 0.0)), shape(centroid), shape(sub_pos), normal, shape(sub_area),
+                  shape(emr_pos), normal, shape(emr_area))
+    if not tangents:
+        return out, None
 
-    normal = np.broadcast_to(hull.face_normal[:, None, :], sub_b.shape[:-2] + (3,))
-    sub_area = np.sqrt((area_vec * area_vec).sum(axis=-1))               # rotation keeps areas
-    emr_vec = _cross(emr_b[..., 1, :] - emr_b[..., 0, :], emr_b[..., 2, :] - emr_b[..., 0, :])
-    emr_area = 0.5 * np.sqrt((emr_vec * emr_vec).sum(axis=-1))
-    return Clipped(vol, centroid, sub_b.sum(axis=-2) / 3.0, normal, sub_area,
-                   emr_b.sum(axis=-2) / 3.0, normal, emr_area)
+    # -- forward-mode derivatives in the 6 pose directions (fixed combinatorics) --------------------
+    # Only the faces cut by the surface have moving body patches (the cut points slide along their
+    # edges); the wholly wet faces contribute to the volume integrals through their world motion alone;
+    # dry faces contribute nothing.
+    d_vol = np.zeros((nb, 6))
+    d_mom = np.zeros((nb, 3, 6))
+    d_sub_pos = np.zeros((nb, m, 2, 3, 6))
+    d_sub_area = np.zeros((nb, m, 2, 6))
+    d_emr_pos = np.zeros(d_sub_pos.shape)
+    d_emr_area = np.zeros(d_sub_area.shape)
+    if bi.size:
+        Rr = Rf[bi]
+        dAw, dBw, dCw = (_world_tangent(Rr, Z[:, 3:]) for Z in (A, B, C))   # (n, 3, 6)
+        on = np.ones(len(bi), dtype=bool)
+        dt_ab = _cut_tangent(A[:, :3], B[:, :3], dAw, dBw, s_ab, on, surface)   # (n, 6)
+        dt_ac = _cut_tangent(A[:, :3], C[:, :3], dAw, dCw, s_ac, on, surface)
+        zero = np.zeros(dAw.shape)
+        dPb = dt_ab[:, None, :] * (B[:, 3:] - A[:, 3:])[:, :, None]
+        dQb = dt_ac[:, None, :] * (C[:, 3:] - A[:, 3:])[:, :, None]
+        body_t = np.stack([zero, zero, zero, dPb, dQb], axis=1)           # (n, 5, 3, 6)
+        world_t = (np.stack([dAw, dBw, dCw, _world_tangent(Rr, P[:, 3:]), _world_tangent(Rr, Q[:, 3:])], axis=1)
+                   + np.einsum("nik,npkj->npij", Rr, body_t))
+        wt = np.take_along_axis(world_t, sel[:, :6, None, None], axis=1).reshape(-1, 2, 3, 3, 6)
+        bt = np.take_along_axis(body_t, sel[:, :, None, None], axis=1).reshape(-1, 2, 2, 3, 3, 6)
+        sw, sb, eb = wt, bt[:, 0], bt[:, 1]                               # (n, 2 slots, 3 corners, 3, 6)
+        a0, a1, a2 = sub_w[:, :, 0, :, None], sub_w[:, :, 1, :, None], sub_w[:, :, 2, :, None]
+        d_av = 0.5 * (_cross2(sw[:, :, 1] - sw[:, :, 0], a2 - a0) + _cross2(a1 - a0, sw[:, :, 2] - sw[:, :, 0]))
+        dv, dm = _volume_tangent(d_av[:, :, 2], 0.5 * (sw + sw[:, :, _NEXT]), mids, g, h_mid, w, surface)
+        np.add.at(d_vol, bi, dv)
+        np.add.at(d_mom, bi, dm)
+        d_sub_area[bi, fi] = np.where(cut_area[..., None] > 0, np.einsum("nsi,nsij->nsj", area_vec, d_av)
+                                      / np.where(cut_area > 0, cut_area, 1.0)[..., None], 0.0)
+        d_sub_pos[bi, fi] = sb.sum(axis=2) / 3.0
+        d_ev = (_cross2(eb[:, :, 1] - eb[:, :, 0], (emr_b[:, :, 2] - emr_b[:, :, 0])[..., None])
+                + _cross2((emr_b[:, :, 1] - emr_b[:, :, 0])[..., None], eb[:, :, 2] - eb[:, :, 0]))
+        d_emr_area[bi, fi] = np.where(emr_norm[..., None] > 0, 0.5 * np.einsum("nsi,nsij->nsj", emr_vec, d_ev)
+                                      / np.where(emr_norm > 0, emr_norm, 1.0)[..., None], 0.0)
+        d_emr_pos[bi, fi] = eb.sum(axis=2) / 3.0
+
+    wb, wf = np.nonzero(full)                                             # wholly wet faces
+    if wb.size:
+        Rr = Rf[wb]
+        d_mids = _world_tangent(Rr[:, None], 0.5 * (tri_b + tri_b[:, _NEXT])[wf])   # (n, 3, 3, 6)
+        d_avz = _world_tangent(Rr, face_vec[wf])[:, 2]                    # d(R a)_z: rotation only
+        d_avz[:, 3:] = 0.0
+        dv, dm = _volume_tangent(d_avz[:, None], d_mids[:, None], mids_f[wb, wf][:, None], g_f[wb, wf][:, None],
+                                 h_f[wb, wf][:, None], w_f[wb, wf][:, None], surface)
+        np.add.at(d_vol, wb, dv)
+        np.add.at(d_mom, wb, dm)
+    d_vol = np.where(pos_ok[:, None], d_vol, 0.0)
+    d_mom = np.where(pos_ok[:, None, None], d_mom, 0.0)
+    return out, ClippedTangent(d_vol, d_mom, d_sub_pos, d_sub_area, d_emr_pos, d_emr_area)
 
 
-__all__ = ["Hull", "HeightField", "Clipped", "validate_mesh", "mesh_volume", "face_areas_normals",
+__all__ = ["Hull", "HeightField", "Clipped", "ClippedTangent", "clip_jacobian", "validate_mesh", "mesh_volume",
+           "face_areas_normals",
            "from_mesh", "box_hull", "default_hull", "icosphere", "subdivide", "clip"]

@@ -3,12 +3,12 @@ hydrodynamics and wind from ``core.vehicles.boat``.
 
 Control wrench B(u) = F u with F the thruster matrix [(c_i × d_i, d_i)] (constant: ∂B/∂u = F).
 External wrench E(g, ξ) = gravity + buoyancy + hydrodynamic drag + wind of the vehicle module
-(``Boat.external_wrench``: the hull mesh clipped by the water surface). Its Jacobian is by central
-differences: in the body rotation increment and the position (each clips the hull again) and in
-the velocity ξ (drag and wind only; the clipped hull of the unperturbed pose is reused, since the
-clipping depends on the pose alone). Its second derivatives are *not* in the Lagrangian Hessian:
-differencing them would clip the hull ~25 times per step and iteration; the rest of the Hessian
-(the momentum maps, the pose equations, obstacles, costs) stays exact.
+(``Boat.external_wrench``: the hull mesh clipped by the water surface). Its Jacobian is analytic
+(``Boat.external_wrench_jacobian``: forward-mode derivatives of the clipped hull with the wet/dry
+pattern held fixed, then eq. (15) and the drag laws in patch moments), one batched call over all
+steps; a callable current falls back to batched central differences. Its second derivatives are
+*not* in the Lagrangian Hessian (the rest of the Hessian — the momentum maps, the pose equations,
+obstacles, costs — stays exact).
 
 Step size: the hull's heave, roll and pitch are stiff (heave period ≈ 0.7 s for the default
 800 kg RIB); the explicit-in-force VI is stable for h ≲ 0.1 s (h = 0.25 s already diverges
@@ -18,17 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...lie import so3
 from ...lie.so3 import exp as so3_exp
 from ...scenario import Table
 from ...trajectory import Trajectory
 from ...vehicles import boat as boatlib
-from ...vehicles.hull import clip
 from ...integrators.common import VEHICLE_DEFAULT_METHOD
 from . import MAX_STEPS
 from .holonomic import HolonomicModel
-
-FD = 1e-6
 
 
 class BoatModel(HolonomicModel):
@@ -37,9 +33,9 @@ class BoatModel(HolonomicModel):
     default_collision_radius = 3.0
     ext_depends = (True, True, True)
     exact_external_hessian = False
-    # The difference Jacobian of the clipped-hull wrench (piecewise smooth: patches switch at the
-    # waterline) limits the attainable dual accuracy to ~1e-6 (scaled): the default optimality
-    # tolerance is 1e-5 (constraint feasibility is still 1e-9). [solver] tol overrides it.
+    # The clipped-hull wrench is only piecewise smooth (patches switch at the waterline, windward patches
+    # at edge-on incidence), which limits the attainable dual accuracy to ~1e-6 (scaled): the default
+    # optimality tolerance is 1e-5 (constraint feasibility is still 1e-9). [solver] tol overrides it.
     default_tol = 1e-5
 
     def __init__(self, boat: boatlib.Boat, steps: int, method: str = "vi-cay"):
@@ -83,40 +79,9 @@ class BoatModel(HolonomicModel):
     def external_wrench(self, R, x, xi):
         return self.boat.external_wrench(R, x, xi)
 
-    def _parts(self, R, x, xi):
-        """(gravity + buoyancy, drag + wind as a function of ξ) with the hull clipped once."""
-        b = self.boat
-        cut = clip(b.hull, R, x, b.surface)
-        lead = np.shape(cut.volume)
-
-        def flat(a):
-            return a.reshape(lead + (-1,) + a.shape[len(lead) + 2:])
-
-        sub = (flat(cut.submerged_position), flat(cut.submerged_normal), flat(cut.submerged_area))
-        emr = (flat(cut.emerged_position), flat(cut.emerged_normal), flat(cut.emerged_area))
-        static = b.buoyancy(R, x, cut.volume, cut.centroid)
-
-        def moving(v):
-            return b.hydrodynamics(R, x, v, *sub) + b.wind_wrench(R, v, *emr)
-
-        return static, moving
-
     def external_wrench_jacobian(self, R, x, xi):
-        static, moving = self._parts(R, x, xi)
-        E = static + moving(xi)
-        B = R.shape[0]
-        Es, Ex, Exi = np.empty((B, 6, 3)), np.empty((B, 6, 3)), np.empty((B, 6, 6))
-        for j in range(3):
-            e = np.zeros(3)
-            e[j] = FD
-            Es[:, :, j] = (self.external_wrench(R @ so3.cay(e), x, xi)
-                           - self.external_wrench(R @ so3.cay(-e), x, xi)) / (2 * FD)
-            Ex[:, :, j] = (self.external_wrench(R, x + e, xi) - self.external_wrench(R, x - e, xi)) / (2 * FD)
-        for j in range(6):
-            e = np.zeros(6)
-            e[j] = FD
-            Exi[:, :, j] = (moving(xi + e) - moving(xi - e)) / (2 * FD)
-        return E, Es, Ex, Exi
+        """E and ∂E/∂s, ∂E/∂x, ∂E/∂ξ for all steps at once, analytic: ``Boat.external_wrench_jacobian``."""
+        return self.boat.external_wrench_jacobian(R, x, xi)
 
     def read_goal(self, t: Table) -> None:
         """As for any SE(3) vehicle, except that ``position`` may also be [x, y]: the height of a floating
