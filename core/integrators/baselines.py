@@ -49,8 +49,8 @@ import numpy as np
 
 from ..lie import quaternion, so3
 from ..trajectory import Trajectory
-from .common import HolonomicSystem, RigidState, WrenchSpec, combine, wrench_function
-from .euler_poincare import (batch_shape_of, coadjoint_term, cross, momentum, quaternion_rate,
+from .common import HolonomicSystem, RigidState, WrenchSpec
+from .euler_poincare import (checked_inputs, coadjoint_term, cross, momentum, quaternion_rate,
                              rotate, rotate_by_quaternion, velocity_rate, velocity_rate_jacobian)
 
 XI_LIMIT = 1e8          # |ξ| above this counts as a blow-up
@@ -606,15 +606,7 @@ def _loop_scalar(scheme: _Scheme, y0: Array, inertia: Array, fn, h: float, steps
 def _run(scheme: _Scheme, system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
          wrench: WrenchSpec, fast: bool = True) -> Trajectory:
     t_start = time.perf_counter()
-    steps = int(steps)
-    h = float(dt)
-    if steps < 0 or not np.isfinite(h) or h <= 0:
-        raise ValueError(f"need steps ≥ 0 and a finite dt > 0, got steps={steps}, dt={dt}")
-    batch = batch_shape_of(system, initial)
-    inertia = np.array(np.broadcast_to(np.asarray(system.inertia, dtype=float), batch + (6,)))
-    if not (np.all(np.isfinite(inertia)) and np.all(inertia > 0)):
-        raise ValueError("inertia must be finite and positive")
-    fn = combine(system.wrench, wrench_function(wrench, steps, batch))
+    h, steps, batch, inertia, fn = checked_inputs(system, initial, dt, steps, wrench)
     R0 = np.broadcast_to(np.asarray(initial.R, dtype=float), batch + (3, 3))
     x0 = np.broadcast_to(np.asarray(initial.x, dtype=float), batch + (3,))
     xi0 = np.broadcast_to(initial.xi, batch + (6,))

@@ -25,7 +25,7 @@ from scipy.integrate import solve_ivp
 
 from ..lie import quaternion, se3
 from ..trajectory import Trajectory
-from .common import HolonomicSystem, RigidState, WrenchSpec, combine, wrench_function
+from .common import HolonomicSystem, RigidState, WrenchFunction, WrenchSpec, combine, wrench_function
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -155,6 +155,22 @@ def batch_shape_of(system: HolonomicSystem, initial: RigidState) -> tuple[int, .
     return np.broadcast_shapes(np.shape(system.inertia)[:-1], np.shape(initial.R)[:-2],
                                np.shape(initial.x)[:-1], np.shape(initial.omega)[:-1],
                                np.shape(initial.v)[:-1])
+
+
+def checked_inputs(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
+                   wrench: WrenchSpec = None) -> tuple[float, int, tuple[int, ...], np.ndarray, WrenchFunction | None]:
+    """The common prologue of the rigid-body drivers: (h, steps, batch shape, inertia broadcast to
+    batch + (6,) (a copy), the combined wrench function), with ValueError for steps < 0, a
+    non-finite or non-positive dt, or an inertia that is not finite and positive."""
+    h = float(dt)
+    steps = int(steps)
+    if steps < 0 or not np.isfinite(h) or h <= 0:
+        raise ValueError(f"need steps ≥ 0 and a finite dt > 0, got steps={steps}, dt={dt}")
+    batch = batch_shape_of(system, initial)
+    inertia = np.array(np.broadcast_to(np.asarray(system.inertia, dtype=float), batch + (6,)))
+    if not (np.all(np.isfinite(inertia)) and np.all(inertia > 0)):
+        raise ValueError("inertia must be finite and positive")
+    return h, steps, batch, inertia, combine(system.wrench, wrench_function(wrench, steps, batch))
 
 
 def reference(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,

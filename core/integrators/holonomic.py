@@ -90,7 +90,8 @@ import numpy as np
 
 from ..lie import quaternion, se3, so3
 from ..trajectory import Trajectory
-from .common import HolonomicSystem, RigidState, WrenchFunction, WrenchSpec, combine, wrench_function
+from .common import HolonomicSystem, RigidState, WrenchFunction, WrenchSpec
+from .euler_poincare import checked_inputs
 
 NEWTON_TOL = 1e-14     # relative, in the kinetic-energy norm of the velocity update
 NEWTON_MAX_ITER = 20
@@ -1360,22 +1361,13 @@ def prepare(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
             wrench: WrenchSpec = None) -> dict:
     """Validated, flattened inputs shared by the VI drivers: batch shape, inertia (B, 6),
     R0 (B, 3, 3), x0 (B, 3), xi0 (B, 6) and the combined wrench function."""
-    steps = int(steps)
-    dt = float(dt)
-    if steps < 0 or not math.isfinite(dt) or dt <= 0:
-        raise ValueError(f"need steps ≥ 0 and a finite dt > 0, got steps={steps}, dt={dt}")
-    inertia_in = np.asarray(system.inertia, dtype=float)
-    batch = np.broadcast_shapes(inertia_in.shape[:-1], np.shape(initial.R)[:-2], np.shape(initial.x)[:-1],
-                                np.shape(initial.omega)[:-1], np.shape(initial.v)[:-1])
+    _, steps, batch, inertia, fn = checked_inputs(system, initial, dt, steps, wrench)
     B = int(np.prod(batch, dtype=int))
-    inertia = np.broadcast_to(inertia_in, batch + (6,)).reshape(B, 6).copy()
-    if not (np.all(np.isfinite(inertia)) and np.all(inertia > 0)):
-        raise ValueError("inertia must be finite and positive")
-    return {"batch": batch, "inertia": inertia,
+    return {"batch": batch, "inertia": inertia.reshape(B, 6),
             "R0": np.broadcast_to(np.asarray(initial.R, dtype=float), batch + (3, 3)).reshape(B, 3, 3).copy(),
             "x0": np.broadcast_to(np.asarray(initial.x, dtype=float), batch + (3,)).reshape(B, 3).copy(),
             "xi0": np.broadcast_to(initial.xi, batch + (6,)).reshape(B, 6).copy(),
-            "fn": combine(system.wrench, wrench_function(wrench, steps, batch))}
+            "fn": fn}
 
 
 def integrate(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,

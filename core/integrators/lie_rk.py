@@ -75,8 +75,8 @@ import numpy as np
 
 from ..lie import quaternion, se3, so3
 from ..trajectory import Trajectory
-from .common import HolonomicSystem, RigidState, WrenchFunction, WrenchSpec, combine, wrench_function
-from .euler_poincare import batch_shape_of, momentum, quaternion_rate, rotate, velocity_rate
+from .common import HolonomicSystem, RigidState, WrenchFunction, WrenchSpec
+from .euler_poincare import checked_inputs, momentum, quaternion_rate, rotate, velocity_rate
 
 Array = np.ndarray
 STATE_LIMIT = 1e8     # |y| above this (or a non-finite state) counts as a blow-up
@@ -443,15 +443,7 @@ def rigid_body_problem(inertia: Array, wrench: WrenchFunction | None, batch: tup
 def integrate_rigid_body(step: Step, name: str, system: HolonomicSystem, initial: RigidState, dt: float,
                          steps: int, wrench: WrenchSpec = None) -> Trajectory:
     """Run ``step`` on a rigid body (or a batch): the common body of every family method."""
-    h = float(dt)
-    steps = int(steps)
-    if steps < 0 or not np.isfinite(h) or h <= 0:
-        raise ValueError(f"need steps ≥ 0 and a finite dt > 0, got steps={steps}, dt={dt}")
-    batch = batch_shape_of(system, initial)
-    inertia = np.array(np.broadcast_to(np.asarray(system.inertia, dtype=float), batch + (6,)))
-    if not (np.all(np.isfinite(inertia)) and np.all(inertia > 0)):
-        raise ValueError("inertia must be finite and positive")
-    fn = combine(system.wrench, wrench_function(wrench, steps, batch))
+    h, steps, batch, inertia, fn = checked_inputs(system, initial, dt, steps, wrench)
     res = run(rigid_body_problem(inertia, fn, batch), step, np.asarray(initial.R, dtype=float),
               np.asarray(initial.x, dtype=float), initial.xi, h, steps, batch)
     w, v = res.y[..., :3], res.y[..., 3:6]
