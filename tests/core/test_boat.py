@@ -19,6 +19,7 @@ from core.lie import so3
 from core.vehicles import hull as H
 from core.vehicles.boat import Boat, box_inertia, damping_matrix, default_thrusters, thrust_matrix
 from core.vehicles.water import RHO_AIR, RHO_WATER, Wind, current_field, plane_surface, projected_area, swell
+from tests.core.conftest import assert_refused, simulate_text
 
 ROOT = Path(__file__).resolve().parents[2]
 BOAT = Boat()
@@ -288,10 +289,7 @@ position = [0.0, 0.0, 0.084]
 
 
 def _run(tmp_path: Path, vehicle: str = "", integrator: str = "", controls: str = ""):
-    scenario = tmp_path / "s.toml"
-    scenario.write_text(BASE.format(vehicle=vehicle, integrator=integrator, controls=controls))
-    out = tmp_path / "out.json"
-    return cli.run(["simulate", str(scenario), "--out", str(out)]), out
+    return simulate_text(tmp_path, BASE.format(vehicle=vehicle, integrator=integrator, controls=controls))
 
 
 def test_scenario_with_every_key(tmp_path):
@@ -335,10 +333,7 @@ current = [0.1, 0.0, 0.0]""", controls="[controls.thruster_3]\noffset = 100.0\n[
 ])
 def test_bad_scenarios_exit_2_naming_the_key(tmp_path, capsys, kw, key):
     code, out = _run(tmp_path, **kw)
-    err = capsys.readouterr().err.strip()
-    assert code == 2
-    assert not out.exists()
-    assert "\n" not in err and key in err, err
+    assert_refused(code, capsys.readouterr().err, out, key)
 
 
 def test_sample_runs(tmp_path):

@@ -13,6 +13,7 @@ from core.errors import ScenarioError
 from core.integrators.common import GRAVITY, RigidState
 from core.lie import so3
 from core.vehicles.helicopter import INPUTS, PRESETS, Helicopter, control_matrix
+from tests.core.conftest import assert_refused, simulate_text
 
 HELI = PRESETS["light helicopter"]
 MG = HELI.mass * GRAVITY
@@ -217,10 +218,7 @@ offset = 5886.0
 
 
 def _run(tmp_path: Path, vehicle: str = "", integrator: str = "", controls: str = "", extra: str = ""):
-    scenario = tmp_path / "s.toml"
-    scenario.write_text(BASE.format(vehicle=vehicle, integrator=integrator, controls=controls) + extra)
-    out = tmp_path / "out.json"
-    return cli.run(["simulate", str(scenario), "--out", str(out)]), out
+    return simulate_text(tmp_path, BASE.format(vehicle=vehicle, integrator=integrator, controls=controls) + extra)
 
 
 def test_scenario_runs_and_hovers(tmp_path):
@@ -256,10 +254,7 @@ def test_scenario_runs_and_hovers(tmp_path):
 ])
 def test_bad_scenarios_exit_2_naming_the_key(tmp_path, capsys, kw, key):
     code, out = _run(tmp_path, **kw)
-    err = capsys.readouterr().err.strip()
-    assert code == 2
-    assert not out.exists()
-    assert "\n" not in err and key in err, err
+    assert_refused(code, capsys.readouterr().err, out, key)
 
 
 def test_sample_runs(tmp_path):
