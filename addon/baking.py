@@ -495,23 +495,35 @@ def bake(obj, trajectory, *, frame_start: int = 1, fps: float = 24.0, times=None
     result = BakeResult(int(frames[0]), int(frames[-1]))
     if any(not c.mute for c in obj.constraints):
         result.warnings.append(f"constraints on '{obj.name}' change the baked pose")
+    refs = _new_actions(plan, frames)
+    for ob in _baked_by(obj):
+        if ob.name not in seen:
+            _restore(ob)
+    _commit_plan(obj, plan, refs, result)
+    scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
+    return result
+
+
+def _new_actions(plan: list, frames: np.ndarray) -> list:
+    """One new, complete action per channels of ``plan``, or none at all (so that nothing in
+    the scene changes before every action is complete)."""
     refs: list = []
-    try:  # every new action is complete before anything in the scene changes
+    try:
         for channels in plan:
             refs.append(_new_action(channels, frames))
     except Exception:
         for ref in refs:
             action_compat.remove_action(ref.action)
         raise
-    for ob in _baked_by(obj):
-        if ob.name not in seen:
-            _restore(ob)
+    return refs
+
+
+def _commit_plan(owner, plan: list, refs: list, result: BakeResult) -> None:
+    """Assign each new action to its object, as baked by ``owner``; count them in ``result``."""
     for channels, ref in zip(plan, refs):
-        _commit(obj, channels, ref)
+        _commit(owner, channels, ref)
         result.objects.append(channels.obj.name)
         result.fcurves += len(channels.curves)
-    scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
-    return result
 
 
 def clear_bake(obj) -> list[str]:
@@ -541,19 +553,9 @@ def bake_channels(owner, plan: list, frames, scene=None) -> BakeResult:
     animation is not touched): every action is complete before anything in the scene changes."""
     scene = scene or bpy.context.scene
     frames = np.asarray(frames, dtype=float)
-    refs: list = []
-    try:
-        for channels in plan:
-            refs.append(_new_action(channels, frames))
-    except Exception:
-        for ref in refs:
-            action_compat.remove_action(ref.action)
-        raise
+    refs = _new_actions(plan, frames)
     result = BakeResult(int(frames[0]), int(frames[-1]))
-    for channels, ref in zip(plan, refs):
-        _commit(owner, channels, ref)
-        result.objects.append(channels.obj.name)
-        result.fcurves += len(channels.curves)
+    _commit_plan(owner, plan, refs, result)
     scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
     return result
 
