@@ -23,7 +23,7 @@ from ...scenario import Table
 from ...trajectory import Trajectory
 from ...vehicles import boat as boatlib
 from ...integrators.common import VEHICLE_DEFAULT_METHOD
-from . import MAX_STEPS
+from . import read_integrator
 from .holonomic import HolonomicModel
 
 
@@ -113,10 +113,7 @@ def read_model(root: Table, vehicle: Table) -> BoatModel:
     from ...scenario.boat import read_boat
 
     boat = read_boat(vehicle)
-    t = root.table("integrator", required=True)
-    method = t.string("method", VEHICLE_DEFAULT_METHOD, choices=BoatModel.methods)
-    steps = t.number("steps", integer=True, low=2, high=MAX_STEPS)
-    t.finish()
+    method, steps, _ = read_integrator(root, BoatModel.methods, VEHICLE_DEFAULT_METHOD)
     return BoatModel(boat, steps, method)
 
 

@@ -30,7 +30,7 @@ from ...vehicles import car as carlib
 from .. import jets
 from ..jets import Jet
 from ..problem import Group
-from . import MAX_STEPS, Model, se2_point_curvature, se2_point_map
+from . import Model, read_integrator, se2_point_curvature, se2_point_map
 
 PSI, SIG, TH, X, Y, P = range(6)
 
@@ -423,11 +423,7 @@ def read_model(root: Table, vehicle: Table) -> CarModel:
     from ...scenario.car import METHODS, read_car
 
     car = read_car(vehicle)
-    t = root.table("integrator", required=True)
-    t.string("method", METHODS[0], choices=METHODS)
-    steps = t.number("steps", integer=True, low=2, high=MAX_STEPS)
-    alpha = t.number("alpha", 0.5, low=0.0, high=1.0)
-    t.finish()
+    _, steps, alpha = read_integrator(root, METHODS, METHODS[0], with_alpha=True)
     return CarModel(car, steps, alpha)
 
 

@@ -20,7 +20,7 @@ from ...scenario import Table
 from ...trajectory import Trajectory
 from ...vehicles import helicopter as helilib
 from ...integrators.common import VEHICLE_DEFAULT_METHOD
-from . import MAX_STEPS
+from . import read_integrator
 from .holonomic import HolonomicModel
 
 
@@ -99,10 +99,7 @@ def read_model(root: Table, vehicle: Table) -> HelicopterModel:
     from ...scenario.helicopter import read_helicopter
 
     heli = read_helicopter(vehicle)
-    t = root.table("integrator", required=True)
-    method = t.string("method", VEHICLE_DEFAULT_METHOD, choices=HelicopterModel.methods)
-    steps = t.number("steps", integer=True, low=2, high=MAX_STEPS)
-    t.finish()
+    method, steps, _ = read_integrator(root, HelicopterModel.methods, VEHICLE_DEFAULT_METHOD)
     return HelicopterModel(heli, steps, method)
 
 

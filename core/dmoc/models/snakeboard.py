@@ -30,7 +30,7 @@ from ...scenario import Table
 from ...trajectory import Trajectory
 from ...vehicles import snakeboard as sblib
 from ..problem import Group
-from . import MAX_STEPS, Model, se2_point_curvature, se2_point_map
+from . import Model, read_integrator, se2_point_curvature, se2_point_map
 
 TH, X, Y, PSI, PHI, P, PIPSI, PIPHI = range(8)
 NODE = ("heading", "x", "y", "rotor_angle", "wheel_angle", "nonholonomic momentum", "rotor momentum",
@@ -316,11 +316,7 @@ def read_model(root: Table, vehicle: Table) -> SnakeboardModel:
     from ...scenario.snakeboard import read_board
 
     board = read_board(vehicle)
-    t = root.table("integrator", required=True)
-    t.string("method", "variational", choices=("variational",))
-    steps = t.number("steps", integer=True, low=2, high=MAX_STEPS)
-    alpha = t.number("alpha", 0.5, low=0.0, high=1.0)
-    t.finish()
+    _, steps, alpha = read_integrator(root, ("variational",), "variational", with_alpha=True)
     return SnakeboardModel(board, steps, alpha)
 
 
