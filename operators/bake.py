@@ -20,6 +20,13 @@ def _object_problem(context) -> str | None:
     return None
 
 
+def _allowed(cls, problem: str | None) -> bool:
+    """poll(): whether the operator may run; when it may not, ``problem`` is the tooltip saying why."""
+    if problem:
+        cls.poll_message_set(problem)
+    return problem is None
+
+
 def _run(op, action):
     """Call ``action()``; a VehicleMotionError or a bug becomes one error line and CANCELLED."""
     from ..core.errors import VehicleMotionError
@@ -42,10 +49,7 @@ class VEHICLE_MOTION_OT_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        problem = _object_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+        return _allowed(cls, _object_problem(context))
 
     def execute(self, context):
         obj = context.active_object
@@ -70,9 +74,7 @@ class VEHICLE_MOTION_OT_clear_bake(bpy.types.Operator):
         problem = _object_problem(context)
         if problem is None and not context.active_object.vehicle_motion.is_baked:
             problem = f"'{context.active_object.name}' has no baked motion"
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+        return _allowed(cls, problem)
 
     def execute(self, context):
         restored = _run(self, lambda: baking.clear_bake(context.active_object))

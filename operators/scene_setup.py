@@ -6,6 +6,7 @@ import bmesh  # noqa: I001
 from bpy.props import EnumProperty, FloatProperty
 
 from ..addon.scene_reader import OBSTACLE_COLLECTION
+from .bake import _allowed
 
 _KINDS = [
     ("PASS_THROUGH", "Pass Through", "Pass within the empty's size of it at the current frame"),
@@ -72,10 +73,7 @@ class VEHICLE_MOTION_OT_add_obstacle(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        problem = _object_mode_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+        return _allowed(cls, _object_mode_problem(context))
 
     def execute(self, context):
         scene = context.scene
@@ -124,10 +122,7 @@ class VEHICLE_MOTION_OT_add_constraint(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        problem = _object_mode_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+        return _allowed(cls, _object_mode_problem(context))
 
     def execute(self, context):
         scene = context.scene

@@ -4,7 +4,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import IntProperty
 
-from .bake import _run
+from .bake import _allowed, _run
 from .solve import _vehicle_problem
 
 
@@ -37,10 +37,7 @@ class VEHICLE_MOTION_OT_simulate_secondary(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        problem = _parts_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+        return _allowed(cls, _parts_problem(context))
 
     def execute(self, context):
         from ..addon import secondary
@@ -63,10 +60,7 @@ class VEHICLE_MOTION_OT_add_part(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        problem = _vehicle_problem(context)
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+        return _allowed(cls, _vehicle_problem(context))
 
     def execute(self, context):
         vehicle = context.active_object
@@ -93,9 +87,7 @@ class VEHICLE_MOTION_OT_remove_part(bpy.types.Operator):
         problem = _vehicle_problem(context)
         if problem is None and not len(context.active_object.vehicle_motion_parts.parts):
             problem = f"'{context.active_object.name}' has no parts"
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+        return _allowed(cls, problem)
 
     def execute(self, context):
         settings = context.active_object.vehicle_motion_parts

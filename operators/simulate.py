@@ -12,7 +12,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from ..addon import preview, solving
-from .bake import _run
+from .bake import _allowed, _run
 from .solve import _vehicle_problem
 
 
@@ -30,9 +30,7 @@ class VEHICLE_MOTION_OT_simulate(bpy.types.Operator):
         problem = _vehicle_problem(context)
         if problem is None and solving.running(context.active_object.name):
             problem = f"'{context.active_object.name}' is being solved"
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+        return _allowed(cls, problem)
 
     def execute(self, context):
         obj = context.active_object

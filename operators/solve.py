@@ -10,7 +10,7 @@ import bpy
 from bpy.props import BoolProperty
 
 from ..addon import preview, scene_reader, solving
-from .bake import _object_problem, _run
+from .bake import _allowed, _object_problem, _run
 
 
 def _vehicle_problem(context) -> str | None:
@@ -50,9 +50,7 @@ class VEHICLE_MOTION_OT_solve_trajectory(bpy.types.Operator):
         problem = _vehicle_problem(context)
         if problem is None and solving.running(context.active_object.name):
             problem = f"'{context.active_object.name}' is being solved (Esc cancels)"
-        if problem:
-            cls.poll_message_set(problem)
-        return problem is None
+        return _allowed(cls, problem)
 
     # -- synchronous: scripts and background mode ------------------------------------------------
     def execute(self, context):
