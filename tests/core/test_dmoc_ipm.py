@@ -68,27 +68,32 @@ def test_infeasible_program_is_reported_infeasible():
     assert r.status == "infeasible", (r.status, r.message)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_kkt_factor_counts_negative_eigenvalues(seed):
+@pytest.mark.parametrize("eliminate", [True, False])
+@pytest.mark.parametrize("seed", range(6))
+def test_kkt_factor_counts_negative_eigenvalues_and_solves_the_full_system(seed, eliminate):
+    """The reduced matrix (slacks and inequality rows eliminated) gives the full system's inertia and step."""
     rng = np.random.default_rng(seed)
-    n, m = 12, 5
-    I = np.array([3, 4])
+    n, m = 12, 6
+    I = np.array([1, 3, 4])
+    mI = len(I)
     H = sp.random(n, n, density=0.3, random_state=seed)
     H = ((H + H.T) * 2.0 - sp.identity(n) * rng.uniform(0, 3)).tocsr()  # often indefinite
-    J = sp.random(m, n, density=0.4, random_state=seed + 10).tocsr() + sp.eye(m, n, format="csr")
-    Hl = sp.tril(H).tocoo()
-    kk = KKTSystem(n, m, I, Hl.row, Hl.col, J.tocoo().row, J.tocoo().col)
+    J = (sp.random(m, n, density=0.3, random_state=seed + 10) + sp.eye(m, n)).tocsr()
+    Hl, Jc = sp.tril(H).tocoo(), J.tocoo()
+    kk = KKTSystem(n, m, I, Hl.row, Hl.col, Jc.row, Jc.col, eliminate=eliminate)
     Dx = rng.uniform(0.0, 1.0, n)
-    Ds = rng.uniform(0.5, 2.0, len(I))
-    dc = np.zeros(m)
-    neg = kk.factor(H, J, Dx, Ds, dc)
-    ev = np.linalg.eigvalsh(kk.K.toarray())
+    Ds = 10.0 ** rng.uniform(-3, 8, mI)     # slacks far from and right at their bounds
+    dc = np.where(rng.random(m) < 0.3, 1e-6, 0.0)
+    neg = kk.factor(Hl.data, Jc.data, Dx, Ds, dc)
+    # the full system in (dx, ds, dy)
+    P = sp.csr_matrix((np.ones(mI), (I, np.arange(mI))), shape=(m, mI))
+    A = sp.bmat([[H + sp.diags(Dx), None, J.T], [None, sp.diags(Ds), -P.T], [J, -P, -sp.diags(dc)]]).toarray()
+    ev = np.linalg.eigvalsh(A)
     assert neg == int(np.sum(ev < 0))
-    # a solve with refinement satisfies the unregularised system
-    b = rng.standard_normal(n + m)
-    x, rel = kk.solve_full(b)
-    assert rel < 1e-10
-    np.testing.assert_allclose(kk.K @ x, b, atol=1e-9)
+    r_x, r_s, r_c = rng.standard_normal(n), rng.standard_normal(mI), rng.standard_normal(m)
+    dx, ds, dy, rel = kk.solve(r_x, r_s, r_c)
+    d = np.concatenate([dx, ds, dy])
+    np.testing.assert_allclose(A @ d, -np.concatenate([r_x, r_s, r_c]), atol=1e-8 * max(1.0, np.max(Ds)))
 
 
 def test_fraction_to_boundary():
