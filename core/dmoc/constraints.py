@@ -21,7 +21,7 @@ import numpy as np
 
 from . import costs as C
 from .models import Model
-from .obstacles import Obstacle, hazard
+from .obstacles import Obstacle, ObstacleSet, hazard
 from .problem import NLP, Group, LastCall
 
 
@@ -112,35 +112,54 @@ def _sphere_instances(model: Model, spheres: np.ndarray):
 
 
 class _Shared:
-    """What every obstacle's groups share: the sphere instances and the body points at the last X."""
+    """What every obstacle's clearance groups share: the sphere instances and, at the last X, the body
+    points and the clearance terms of *all* obstacles, each kind in one vectorised call
+    (:class:`~core.dmoc.obstacles.ObstacleSet`): the first group asked computes them, the others read
+    their row."""
 
-    def __init__(self, model: Model, spheres: np.ndarray):
+    def __init__(self, model: Model, spheres: np.ndarray, obstacles: list[Obstacle] | None = None):
+        self.model = model
         self.instances = _sphere_instances(model, spheres)
+        self.obstacles = ObstacleSet(obstacles or [])
         self.points = LastCall(model.point_map)
+        self.first = LastCall(self._first)
+        self.second = LastCall(self._second)
+
+    def _first(self, X, b, *ref):
+        """d (O, B) and ∂d/∂X (O, B, 1, P) = ∇_p d J for every obstacle."""
+        p, J = self.points(X, b, *ref)
+        d, g = self.obstacles.distances(p)
+        return d, np.matmul(g[:, :, None, :], J)
+
+    def _second(self, X, b, *ref):
+        """∇²_X d (O, B, P, P) = Jᵀ ∇²_p d J + Σ_i ∂_i d ∇²p_i for every obstacle."""
+        p, J = self.points(X, b, *ref)
+        _, g, Hd = self.obstacles.distances(p, hessian=True)
+        O, B = g.shape[:2]
+        H = np.swapaxes(J, 1, 2) @ (Hd @ J)
+        # the body-point curvature for all obstacles in one call: instances tiled O times
+        curv = self.model.point_curvature(np.tile(X, (O, 1)), np.tile(b, (O, 1)), g.reshape(O * B, 3),
+                                          *(np.tile(r, (O,) + (1,) * (r.ndim - 1)) for r in ref))
+        return H + curv.reshape(H.shape)
 
 
 def clearance_group(model: Model, obstacle: Obstacle, spheres: np.ndarray, shared: _Shared | None = None) -> Group:
     """d_o(x_k + R_k c_s) − r_s ≥ margin for every node and collision sphere."""
-    shared = shared or _Shared(model, spheres)
+    if shared is None or not any(ob is obstacle for ob in shared.obstacles.obstacles):
+        shared = _Shared(model, spheres, [obstacle])
+    o = shared.obstacles.index(obstacle)
     idx, body, radius, ref, labels, origin = shared.instances
-    points = shared.points
-    distance = LastCall(lambda X, b, *ref: obstacle.distance(points(X, b, *ref)[0]))
+    first, second = shared.first, shared.second
 
     def fun(X, b, r, *ref):
-        d, _ = distance(X, b, *ref)
-        return (d - r)[:, None]
+        return (first(X, b, *ref)[0][o] - r)[:, None]
 
     def jac(X, b, r, *ref):
-        _, J = points(X, b, *ref)
-        _, g = distance(X, b, *ref)
-        return np.matmul(g[:, None, :], J)
+        return first(X, b, *ref)[1][o]
 
     def hess(X, lam, b, r, *ref):
         """λ (Jᵀ ∇²d J + Σ_i ∂_i d ∇²p_i), J = ∂p/∂X."""
-        p, J = points(X, b, *ref)
-        _, g, Hd = obstacle.distance_hessian(p)
-        H = np.swapaxes(J, 1, 2) @ (Hd @ J) + model.point_curvature(X, b, g, *ref)
-        return lam[:, 0, None, None] * H
+        return lam[:, 0, None, None] * second(X, b, *ref)[o]
 
     return Group(obstacle.label, idx, fun, _point_mask(model, origin), jac=jac, hess=hess,
                  params=(body, radius) + ref, lower=obstacle.margin, upper=np.inf, labels=labels)
@@ -204,7 +223,7 @@ def assemble(model: Model, spec: Spec) -> NLP:
         groups.append(waypoint_group(model, wp, node))
         if wp.heading is not None:
             groups.extend(model.fix_heading(node, wp.heading, wp.label))
-    shared = _Shared(model, spec.spheres) if spec.obstacles else None
+    shared = _Shared(model, spec.spheres, spec.obstacles) if spec.obstacles else None
     for ob in spec.obstacles:
         groups.append(clearance_group(model, ob, spec.spheres, shared))
     cw = spec.cost
