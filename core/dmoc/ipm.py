@@ -9,25 +9,28 @@ adaptive barrier update of Nocedal, Wächter & Waltz 2009, "NWW09"):
 * problem  min f(x)  s.t.  c_E(x) = t_E,  c_I(x) − s = 0,  l ≤ (x, s) ≤ u  (slacks for the
   inequality rows), on the scaled program (x = z/D, ĉ = S c, f̂ = σ f; ``solve.scaling``);
 * Newton steps on the primal-dual barrier equations (WB06 eq. 11) with the exact Lagrangian Hessian;
-  the slack block is eliminated, leaving the sparse symmetric quasi-definite matrix
-  K = [[W + Σ_x + δ_w I, Jᵀ], [J, −(δ_c I + D_s⁻¹)]] (:class:`KKTSystem`);
+  the slack block is eliminated, leaving the sparse symmetric matrix
+  K = [[W + Σ_x + δ_w I, Jᵀ], [J, −(δ_c I + D_s⁻¹)]] (:class:`KKTSystem`), δ_c also when K has too
+  few negative pivots (rank-deficient J);
 * K is factored by SuperLU in symmetric mode with diagonal pivots only and a fill-reducing ordering
   of K + Kᵀ computed once (the program is block-banded in time, so the factor stays O(N)); the
   signs of the pivots give K's inertia (Sylvester), and δ_w, δ_c follow WB06 §3.1 (Algorithm IC)
   until the inertia is (n, m, 0). A tiny constant ±δ_r on the diagonal (+ for the variables, − for
   the constraints: a quasi-definite matrix, Vanderbei 1995) makes every diagonal pivot exist;
   iterative refinement on the unregularised K removes its effect;
-* the barrier parameter μ: free mode uses Mehrotra's probing (NWW09 §4: an affine step from the
-  same factorisation, μ = (μ_aff/μ_avg)³ μ_avg); it is globalised by the KKT-error test of NWW09
-  §5 (the quality ‖r_d‖²/n + ‖g‖²/m + ‖r_c‖²/n_b must fall below 0.9999 × one of the last 4
-  accepted values), else the fixed (monotone, WB06 eq. 7) mode takes over from 0.8 × the mean
-  complementarity until the free mode makes progress again;
+* the barrier parameter μ: free mode uses IPOPT's quality-function oracle (NWW09 §4.3: affine and
+  centring steps from the same factorisation, σ by IPOPT's golden-section search, μ = σ μ_avg); it is
+  globalised by the KKT-error test of NWW09 §5 (the quality ‖r_d‖²/n + ‖g‖²/m + ‖r_c‖²/n_b must fall
+  below 0.9999 × one of the last 4 accepted values), else the fixed (monotone, WB06 eq. 7) mode takes
+  over from 0.8 × the mean complementarity until the free mode makes progress again; variables with
+  one finite bound get IPOPT's linear damping κ_d μ (WB06 §3.7);
 * IPOPT's filter line search on (θ = |g|₁, barrier function) with its switching and Armijo
   conditions (WB06 §2.3), the fraction-to-boundary rule τ = max(0.99, 1 − μ), up to four
   second-order corrections (WB06 §2.4) and the minimum step α_min (WB06 eq. 23);
 * when α falls below α_min: feasibility restoration (:func:`_restoration`), Levenberg–Marquardt
   steps on ½|g|² + ζ/2 |w − w_r|² inside the bounds (log barrier), factorised by the same
-  KKTSystem, until θ has fallen to 0.9 θ and the point is acceptable to the filter. When it
+  KKTSystem, until θ has fallen to 0.9 θ and the point is acceptable to the filter; the constraint
+  multipliers then restart at 0 (IPOPT's default constr_mult_reset_threshold = 0). When it
   converges to a stationary point of |g|² that is not feasible the problem is reported locally
   infeasible.
 
