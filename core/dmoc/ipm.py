@@ -91,6 +91,17 @@ def fraction_to_boundary(v: np.ndarray, dv: np.ndarray, tau: float) -> float:
     return float(min(1.0, np.min(-tau * v[neg] / dv[neg])))
 
 
+def _coo_dot(vals: np.ndarray, out_idx: np.ndarray, in_idx: np.ndarray, x: np.ndarray, size: int) -> np.ndarray:
+    """y_i = Σ_e vals_e x_{in_e} over the entries e with out_e = i: a product with a matrix on a fixed COO
+    pattern (A x with (out, in) = (rows, cols), Aᵀ x with them swapped), without building the matrix."""
+    return np.bincount(out_idx, weights=vals * x[in_idx], minlength=size)
+
+
+def _amax(*arrays: np.ndarray) -> float:
+    """The largest |entry| over all the arrays (0 when they are empty)."""
+    return max((float(np.max(np.abs(a), initial=0.0)) for a in arrays), default=0.0)
+
+
 class KKTSystem:
     """The Newton matrix of the barrier problem with the slacks eliminated, factored with inertia.
 
@@ -98,20 +109,12 @@ class KKTSystem:
         (W + diag(Dx)) dx + Jᵀ dy = −r_x
         diag(Ds) ds − dy_I        = −r_s
         J dx − P_Iᵀ ds − diag(dc) dy = −r_c.
-    The slack equations give ds = (dy_I − r_s)/Ds, which leaves (default)
+    The slack equations give ds = (dy_I − r_s)/Ds, which leaves
         K = [[W + Dx, Jᵀ], [J, −diag(dc + P_Iᵀ Ds⁻¹ P_I)]],
-    n + m square. With ``eliminate=True`` the inequality rows go too: dy_I = G (J_I dx + r_c,I + r_s/Ds),
-    G = (1/Ds + dc_I)⁻¹ > 0, leaves K = [[W + Dx + J_Iᵀ G J_I, J_Eᵀ], [J_E, −diag(dc_E)]], n + m_E square
-    (about half on the DMOC programs, which have more clearance rows than variables; J_Iᵀ G J_I only fills
-    the blocks of the few variables a row depends on). The eliminated block is negative definite, so by
-    Haynsworth's inertia additivity the full system has K's negative eigenvalues plus m_I. Measured: the
-    car tunnel at N = 200 takes 0.64–0.79 s instead of 1.0–1.3 s, but on the helicopter landing G ≈ Ds
-    (huge for a slack at its bound) makes K ill-conditioned and the solve takes 90–108 iterations instead
-    of 13–16, so it is off by default.
-
-    :meth:`factor` returns the full system's number of negative eigenvalues (K is factored LDLᵀ-like with
-    diagonal pivots only, and the pivot signs give its inertia), or −1 when SuperLU had to pivot off the
-    diagonal or failed. :meth:`solve` refines the step on the full system.
+    n + m square. :meth:`factor` returns its number of negative pivots, which are its negative
+    eigenvalues (the factor is LDLᵀ-like, diagonal pivots only), or −1 when SuperLU had to pivot off the
+    diagonal or failed. :meth:`solve` refines the step on the full system in (dx, ds, dy), so that the
+    recovered ds is checked too.
 
     K's pattern never changes, so it is laid out once, already in the fill-reducing order: a
     factorisation only scatters the value arrays of W (lower triangle, ``hess_rows ≥ hess_cols``), J and
@@ -120,50 +123,21 @@ class KKTSystem:
     """
 
     def __init__(self, n: int, m: int, I: np.ndarray, hess_rows: np.ndarray, hess_cols: np.ndarray,
-                 jac_rows: np.ndarray, jac_cols: np.ndarray, eliminate: bool = False):
+                 jac_rows: np.ndarray, jac_cols: np.ndarray):
         self.n, self.m, self.I = n, m, np.asarray(I, dtype=np.int64)
+        self.size = size = n + m
         self.lu = None
         self.Kp: sp.csc_matrix | None = None
         self.factorizations = 0
-        # inequality rows eliminated (all, or none: then they stay in K with −(dc + 1/Ds) on the diagonal)
-        self._ie = np.arange(len(self.I)) if eliminate else np.zeros(0, np.int64)   # index into I
-        self.Ie = self.I[self._ie]
-        is_I = np.zeros(m, dtype=bool)
-        is_I[self.Ie] = True
-        self.E = np.flatnonzero(~is_I)
-        in_I = np.full(m, -1, dtype=np.int64)
-        in_I[self.I] = np.arange(len(self.I))
-        kept = in_I[self.E] >= 0
-        self._kI_pos, self._kI_idx = np.flatnonzero(kept), in_I[self.E][kept]
-        mE = len(self.E)
-        self.size = size = n + mE
-        e_pos = np.full(m, -1, dtype=np.int64)
-        e_pos[self.E] = np.arange(mE)
-        i_pos = np.full(m, -1, dtype=np.int64)
-        i_pos[self.Ie] = np.arange(len(self.Ie))
-        hr, hc = np.asarray(hess_rows, np.int64), np.asarray(hess_cols, np.int64)
-        jr, jc = np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
+        self._hr, self._hc = hr, hc = np.asarray(hess_rows, np.int64), np.asarray(hess_cols, np.int64)
+        self._jr, self._jc = jr, jc = np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
         off = hr != hc
         self._h_off = np.flatnonzero(off)
         self._h_zero = np.zeros(len(hr))
-        self._hr, self._hc, self._jr, self._jc = hr, hc, np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
-        self._jE = np.flatnonzero(~is_I[jr])             # Jacobian entries of equality rows
-        self._jI = np.flatnonzero(is_I[jr])              # ... and of inequality rows
-        self._jI_row = i_pos[jr[self._jI]]              # their row among the inequality rows
-        self._jI_col = jc[self._jI]
-        er = n + e_pos[jr[self._jE]]
-        ec = jc[self._jE]
-        # pairs of entries in one inequality row: the (c1, c2) entries of J_Iᵀ G J_I
-        p1, p2 = self._row_pairs(jr[self._jI])
-        self._p1, self._p2 = self._jI[p1], self._jI[p2]
-        self._p_row = self._jI_row[p1]
-        pr, pc = jc[self._p1], jc[self._p2]
-        poff = pr != pc
-        self._p_off = np.flatnonzero(poff)
         diag = np.arange(size, dtype=np.int64)
         # every entry of K, in the order the value array of _assemble() is built
-        rows = np.concatenate([hr, hc[off], er, ec, pr, pc[poff], diag])
-        cols = np.concatenate([hc, hr[off], ec, er, pc, pr[poff], diag])
+        rows = np.concatenate([hr, hc[off], n + jr, jc, diag])
+        cols = np.concatenate([hc, hr[off], jc, n + jr, diag])
         # fill-reducing ordering of K's structure, once: a diagonally dominant matrix with K's pattern
         od = rows != cols
         S = sp.csc_matrix((np.ones(int(od.sum())), (rows[od], cols[od])), shape=(size, size))
@@ -180,48 +154,24 @@ class KKTSystem:
         self._indptr = np.searchsorted(uniq // size, np.arange(size + 1)).astype(np.int32)
         self._nnz = len(uniq)
 
-    @staticmethod
-    def _row_pairs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Indices (a, b), a ≤ b in entry order, of every pair of entries that share a row."""
-        order = np.argsort(rows, kind="stable")
-        r = rows[order]
-        starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
-        counts = np.diff(np.r_[starts, len(r)])
-        out_a, out_b = [], []
-        for k in np.unique(counts):
-            s0 = starts[counts == k]
-            ia, ib = np.triu_indices(int(k))
-            out_a.append(order[(s0[:, None] + ia[None, :]).ravel()])
-            out_b.append(order[(s0[:, None] + ib[None, :]).ravel()])
-        if not out_a:
-            return np.zeros(0, np.int64), np.zeros(0, np.int64)
-        return np.concatenate(out_a), np.concatenate(out_b)
-
-    def _assemble(self, hv: np.ndarray | None, jv: np.ndarray, dx: np.ndarray, G: np.ndarray,
-                  dcE: np.ndarray, reg: np.ndarray | float) -> sp.csc_matrix:
-        if hv is None:
-            hv = self._h_zero
-        jE = jv[self._jE]
-        pv = G[self._p_row] * jv[self._p1] * jv[self._p2]
-        vals = np.concatenate([hv, hv[self._h_off], jE, jE, pv, pv[self._p_off],
-                               np.concatenate([dx, -dcE]) + reg])
+    def _assemble(self, hv: np.ndarray, jv: np.ndarray, dx: np.ndarray, dcc: np.ndarray) -> sp.csc_matrix:
+        vals = np.concatenate([hv, hv[self._h_off], jv, jv, np.concatenate([dx, -dcc])])
         data = np.bincount(self._slot, weights=vals, minlength=self._nnz)
         return sp.csc_matrix((data, self._indices, self._indptr), shape=(self.size, self.size))
 
     def factor(self, hv: np.ndarray | None, jv: np.ndarray, Dx: np.ndarray, Ds: np.ndarray,
                dc: np.ndarray) -> int:
-        """Factor for W's lower-triangle values ``hv`` (None: W = 0) and J's values ``jv``; the full system's
-        number of negative eigenvalues (−1: no factor with diagonal pivots)."""
+        """Factor K for W's lower-triangle values ``hv`` (None: W = 0) and J's values ``jv``; its number
+        of negative eigenvalues (−1: no factor with diagonal pivots)."""
         self.Ds, self.jv, self.Dx, self.dc = Ds, jv, Dx, dc
         self._hv = self._h_zero if hv is None else hv
-        self.G = 1.0 / (1.0 / Ds[self._ie] + dc[self.Ie])
-        dcE = dc[self.E].copy()
-        dcE[self._kI_pos] += 1.0 / Ds[self._kI_idx]
-        self.Kp = self._assemble(hv, jv, Dx, self.G, dcE, 0.0)
-        # the constant quasi-definite shift, kept below 1% of a positive (2,2) entry; larger, it would
-        # swamp the entry and refinement could not undo it
+        dcc = dc.copy()
+        dcc[self.I] += 1.0 / Ds
+        self.Kp = self._assemble(self._hv, jv, Dx, dcc)
+        # the constant quasi-definite shift, kept below 1% of a positive (2,2) entry (1/Ds can be ~1e-12
+        # when a slack sits at its bound); larger, it would swamp the entry and refinement could not undo it
         reg = np.concatenate([np.full(self.n, DELTA_REG),
-                              -np.where(dcE > 0, np.minimum(DELTA_REG, 1e-2 * dcE), DELTA_REG)])
+                              -np.where(dcc > 0, np.minimum(DELTA_REG, 1e-2 * dcc), DELTA_REG)])
         Kr = self.Kp + sp.diags(reg[self.iperm], format="csc")
         self.factorizations += 1
         self.lu = None
@@ -235,26 +185,26 @@ class KKTSystem:
         if not np.all(np.isfinite(d)) or np.any(d == 0):
             return -1
         self.lu = lu
-        return int(np.sum(d < 0)) + len(self.Ie)
+        return int(np.sum(d < 0))
 
     @property
     def K(self) -> sp.csc_matrix:
-        """The reduced K in the original order (for tests and diagnostics)."""
+        """K in the original order (for tests and diagnostics)."""
         return self.Kp[self.perm][:, self.perm].tocsc()
 
     def solve_full(self, b: np.ndarray, refine: int = 8) -> tuple[np.ndarray, float]:
         """K x = b with iterative refinement on the unregularised K; (x, relative residual)."""
         bp = b[self.iperm]
         xp = self.lu.solve(bp)
-        nb = max(float(np.max(np.abs(bp))), 1e-300)
+        nb = max(_amax(bp), 1e-300)
         res = bp - self.Kp @ xp
-        rn = float(np.max(np.abs(res))) / nb
+        rn = _amax(res) / nb
         for _ in range(refine):
             if rn <= 1e-14 or not np.isfinite(rn):
                 break
             x2 = xp + self.lu.solve(res)
             res2 = bp - self.Kp @ x2
-            rn2 = float(np.max(np.abs(res2))) / nb
+            rn2 = _amax(res2) / nb
             if not rn2 < 0.9 * rn:
                 if rn2 < rn:
                     xp, res, rn = x2, res2, rn2
@@ -264,54 +214,40 @@ class KKTSystem:
 
     def solve(self, r_x: np.ndarray, r_s: np.ndarray, r_c: np.ndarray, refine: int = 5):
         """(dx, ds, dy, relative residual) of the system in the class docstring, refined on the full
-        (unreduced) system: recovering dy_I = G(...) multiplies by G ≈ Ds, which is huge for a slack at its
-        bound, so the reduced solve alone can lose the multipliers' digits (IPOPT also refines on the
-        full system)."""
+        system (IPOPT also refines on the full system)."""
         dx, ds, dy, rn = self._solve_reduced(r_x, r_s, r_c)
-        scale = max(float(np.max(np.abs(r_x), initial=0.0)), float(np.max(np.abs(r_s), initial=0.0)),
-                    float(np.max(np.abs(r_c), initial=0.0)), 1e-300)
-        e_x, e_s, e_c = self._full_residual(dx, ds, dy, r_x, r_s, r_c)
-        err = max(float(np.max(np.abs(e_x), initial=0.0)), float(np.max(np.abs(e_s), initial=0.0)),
-                  float(np.max(np.abs(e_c), initial=0.0))) / scale
+        scale = max(_amax(r_x, r_s, r_c), 1e-300)
+        e = self._full_residual(dx, ds, dy, r_x, r_s, r_c)
+        err = _amax(*e) / scale
         for _ in range(refine):
             if err <= 1e-12 or not np.isfinite(err):
                 break
-            cx, cs, cy, _ = self._solve_reduced(e_x, e_s, e_c)
+            cx, cs, cy, _ = self._solve_reduced(*e)
             dx2, ds2, dy2 = dx - cx, ds - cs, dy - cy
-            f_x, f_s, f_c = self._full_residual(dx2, ds2, dy2, r_x, r_s, r_c)
-            err2 = max(float(np.max(np.abs(f_x), initial=0.0)), float(np.max(np.abs(f_s), initial=0.0)),
-                       float(np.max(np.abs(f_c), initial=0.0))) / scale
+            e2 = self._full_residual(dx2, ds2, dy2, r_x, r_s, r_c)
+            err2 = _amax(*e2) / scale
             if not err2 < err:
                 break
-            dx, ds, dy, err, e_x, e_s, e_c = dx2, ds2, dy2, err2, f_x, f_s, f_c
+            dx, ds, dy, err, e = dx2, ds2, dy2, err2, e2
         return dx, ds, dy, max(rn, err)
 
     def _full_residual(self, dx, ds, dy, r_x, r_s, r_c):
         """(A d + r) of the three block equations of the class docstring (zero for an exact step)."""
-        hr, hc, hv = self._hr, self._hc, self._hv
-        jr, jc, jv = self._jr, self._jc, self.jv
-        Wdx = np.bincount(hr, weights=hv * dx[hc], minlength=self.n)
-        off = self._h_off
-        Wdx += np.bincount(hc[off], weights=hv[off] * dx[hr[off]], minlength=self.n)
-        e_x = Wdx + self.Dx * dx + np.bincount(jc, weights=jv * dy[jr], minlength=self.n) + r_x
+        n, off, hv, jv = self.n, self._h_off, self._hv, self.jv
+        hr, hc, jr, jc = self._hr, self._hc, self._jr, self._jc
+        Wdx = _coo_dot(hv, hr, hc, dx, n) + _coo_dot(hv[off], hc[off], hr[off], dx, n)
+        e_x = Wdx + self.Dx * dx + _coo_dot(jv, jc, jr, dy, n) + r_x
         e_s = self.Ds * ds - dy[self.I] + r_s
-        e_c = np.bincount(jr, weights=jv * dx[jc], minlength=self.m) - self.dc * dy + r_c
+        e_c = _coo_dot(jv, jr, jc, dx, self.m) - self.dc * dy + r_c
         e_c[self.I] -= ds
         return e_x, e_s, e_c
 
     def _solve_reduced(self, r_x: np.ndarray, r_s: np.ndarray, r_c: np.ndarray):
-        n, I, E = self.n, self.I, self.E
-        Ie, ie = self.Ie, self._ie
-        jI = self.jv[self._jI]
-        t = self.G * (r_c[Ie] + r_s[ie] / self.Ds[ie])
-        rhs_x = -r_x - np.bincount(self._jI_col, weights=jI * t[self._jI_row], minlength=n)
-        rhs_e = -r_c[E]
-        rhs_e[self._kI_pos] -= r_s[self._kI_idx] / self.Ds[self._kI_idx]
-        sol, rn = self.solve_full(np.concatenate([rhs_x, rhs_e]))
-        dx = sol[:n]
-        dy = np.empty(self.m)
-        dy[E] = sol[n:]
-        dy[Ie] = self.G * np.bincount(self._jI_row, weights=jI * dx[self._jI_col], minlength=len(Ie)) + t
+        n, I = self.n, self.I
+        rc = -r_c.copy()
+        rc[I] -= r_s / self.Ds
+        sol, rn = self.solve_full(np.concatenate([-r_x, rc]))
+        dx, dy = sol[:n], sol[n:]
         ds = (dy[I] - r_s) / self.Ds
         return dx, ds, dy, rn
 
@@ -325,7 +261,7 @@ class _Jac:
         self.v, self.rows, self.cols, self.n = v, rows, cols, n
 
     def T(self, y: np.ndarray) -> np.ndarray:
-        return np.bincount(self.cols, weights=self.v * y[self.rows], minlength=self.n)
+        return _coo_dot(self.v, self.cols, self.rows, y, self.n)
 
 
 def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: float, tol: float = 1e-8,
@@ -345,6 +281,7 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
     L = np.concatenate([Lx, Ls])
     U = np.concatenate([Ux, Us])
     hasL, hasU = np.isfinite(L), np.isfinite(U)
+    onlyL, onlyU = hasL & ~hasU, hasU & ~hasL   # one-sided bounds: κ_d damping
     nb = int(hasL.sum() + hasU.sum())
     kkt_sys = KKTSystem(n, m, I, nlp.hess_pattern.rows, nlp.hess_pattern.cols, nlp.jac_pattern.rows,
                         nlp.jac_pattern.cols)
@@ -383,7 +320,7 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
         if np.any(lo[hasL] <= 0) or np.any(hi[hasU] <= 0):
             return np.inf
         return (f - mu * (np.sum(np.log(lo[hasL])) + np.sum(np.log(hi[hasU])))
-                + mu * KAPPA_D * (np.sum(lo[hasL & ~hasU]) + np.sum(hi[hasU & ~hasL])))
+                + mu * KAPPA_D * (np.sum(lo[onlyL]) + np.sum(hi[onlyU])))
 
     def ftb_primal(lo, hi, dw, tau):
         return min(fraction_to_boundary(lo[hasL], dw[hasL], tau), fraction_to_boundary(hi[hasU], -dw[hasU], tau))
@@ -423,7 +360,7 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
     lo0, hi0 = _gap(w, L, U)
     mu_max = min(1e5, 1e3 * (float(np.sum(lo0[hasL] * zL[hasL]) + np.sum(hi0[hasU] * zU[hasU])) / nb if nb else 1.0))
     refs: deque[float] = deque(maxlen=4)
-    damp = KAPPA_D * (np.where(hasL & ~hasU, 1.0, 0.0) - np.where(hasU & ~hasL, 1.0, 0.0))
+    damp = KAPPA_D * (np.where(onlyL, 1.0, 0.0) - np.where(onlyU, 1.0, 0.0))
     filt: list[tuple[float, float]] = []
     filter_mu = mu
     delta_w_last = 0.0
