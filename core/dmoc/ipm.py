@@ -50,6 +50,11 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
+try:  # SuperLU's factorisation without splu()'s per-call format checks and copies (about 0.5 ms a call)
+    from scipy.sparse.linalg._dsolve._superlu import gstrf as _gstrf
+except ImportError:  # pragma: no cover - a scipy without the private module: the public route
+    _gstrf = None
+
 from .problem import NLP
 
 # WB06 / IPOPT default constants
@@ -127,7 +132,6 @@ class KKTSystem:
         self.n, self.m, self.I = n, m, np.asarray(I, dtype=np.int64)
         self.size = size = n + m
         self.lu = None
-        self.Kp: sp.csc_matrix | None = None
         self.factorizations = 0
         self._hr, self._hc = hr, hc = np.asarray(hess_rows, np.int64), np.asarray(hess_cols, np.int64)
         self._jr, self._jc = jr, jc = np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
@@ -135,7 +139,7 @@ class KKTSystem:
         self._h_off = np.flatnonzero(off)
         self._h_zero = np.zeros(len(hr))
         diag = np.arange(size, dtype=np.int64)
-        # every entry of K, in the order the value array of _assemble() is built
+        # every entry of K, in the order the value array of factor() is built
         rows = np.concatenate([hr, hc[off], n + jr, jc, diag])
         cols = np.concatenate([hc, hr[off], jc, n + jr, diag])
         # fill-reducing ordering of K's structure, once: a diagonally dominant matrix with K's pattern
@@ -150,14 +154,13 @@ class KKTSystem:
         # the permuted CSC layout: entry e lands in slot _slot[e] (duplicates summed)
         key = self.perm[cols] * size + self.perm[rows]
         uniq, self._slot = np.unique(key, return_inverse=True)
-        self._indices = (uniq % size).astype(np.int32)
-        self._indptr = np.searchsorted(uniq // size, np.arange(size + 1)).astype(np.int32)
+        self._indices = (uniq % size).astype(np.intc)
+        self._indptr = np.searchsorted(uniq // size, np.arange(size + 1)).astype(np.intc)
         self._nnz = len(uniq)
-
-    def _assemble(self, hv: np.ndarray, jv: np.ndarray, dx: np.ndarray, dcc: np.ndarray) -> sp.csc_matrix:
-        vals = np.concatenate([hv, hv[self._h_off], jv, jv, np.concatenate([dx, -dcc])])
-        data = np.bincount(self._slot, weights=vals, minlength=self._nnz)
-        return sp.csc_matrix((data, self._indices, self._indptr), shape=(self.size, self.size))
+        self._diag_slot = self._slot[len(rows) - size:][self.iperm]   # slot of K's p-th diagonal entry
+        # K in the fill-reducing order; each factorisation only overwrites its values
+        self.Kp = sp.csc_matrix((np.zeros(self._nnz), self._indices, self._indptr), shape=(size, size))
+        self._identity = np.arange(size)
 
     def factor(self, hv: np.ndarray | None, jv: np.ndarray, Dx: np.ndarray, Ds: np.ndarray,
                dc: np.ndarray) -> int:
@@ -167,25 +170,52 @@ class KKTSystem:
         self._hv = self._h_zero if hv is None else hv
         dcc = dc.copy()
         dcc[self.I] += 1.0 / Ds
-        self.Kp = self._assemble(self._hv, jv, Dx, dcc)
+        vals = np.concatenate([self._hv, self._hv[self._h_off], jv, jv, Dx, -dcc])
+        data = np.bincount(self._slot, weights=vals, minlength=self._nnz)
+        self.Kp.data = data
         # the constant quasi-definite shift, kept below 1% of a positive (2,2) entry (1/Ds can be ~1e-12
         # when a slack sits at its bound); larger, it would swamp the entry and refinement could not undo it
         reg = np.concatenate([np.full(self.n, DELTA_REG),
                               -np.where(dcc > 0, np.minimum(DELTA_REG, 1e-2 * dcc), DELTA_REG)])
-        Kr = self.Kp + sp.diags(reg[self.iperm], format="csc")
+        data_r = data.copy()
+        data_r[self._diag_slot] += reg[self.iperm]
         self.factorizations += 1
         self.lu = None
         try:
-            lu = splu(Kr, permc_spec="NATURAL", diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+            lu, d = self._lu_and_pivots(data_r)
         except RuntimeError:
             return -1
-        if not np.array_equal(lu.perm_r, np.arange(self.size)):
+        if not np.array_equal(lu.perm_r, self._identity):
             return -1  # an off-diagonal pivot: the pivot signs no longer give the inertia
-        d = lu.U.diagonal()
         if not np.all(np.isfinite(d)) or np.any(d == 0):
             return -1
         self.lu = lu
         return int(np.sum(d < 0))
+
+    def _lu_and_pivots(self, data: np.ndarray):
+        """SuperLU of K (values ``data`` on the fixed layout) in the given order with diagonal pivots,
+        and the pivots (U's diagonal)."""
+        # panel size 1 and no relaxed supernodes: K's columns are short and its fill small, and SuperLU's
+        # defaults (panels of 8 columns, relaxed supernodes of up to 10) factor it 1.35-1.6x slower with
+        # the same or more fill (car tunnel N = 50/200, canyon, landing, snakeboard, boat)
+        options = dict(DiagPivotThresh=0.0, ColPerm="NATURAL", SymmetricMode=True, PanelSize=1, Relax=1)
+        if _gstrf is None:  # pragma: no cover
+            lu = splu(sp.csc_matrix((data, self._indices, self._indptr), shape=(self.size, self.size)),
+                      permc_spec="NATURAL", diag_pivot_thresh=0.0, panel_size=1, relax=1,
+                      options=dict(SymmetricMode=True))
+            return lu, lu.U.diagonal()
+        # U comes back as raw CSC arrays (no sparse-matrix construction); its buffers can be longer
+        # than its nnz
+        lu = _gstrf(self.size, self._nnz, data, self._indices, self._indptr,
+                    csc_construct_func=lambda arrays, shape: arrays, ilu=False, options=options)
+        u_data, u_ind, u_ptr = lu.U
+        nnz = int(u_ptr[-1])
+        u_data, u_ind = u_data[:nnz], u_ind[:nnz]
+        col = np.repeat(self._identity, np.diff(u_ptr))
+        on = u_ind == col
+        d = np.zeros(self.size)
+        d[col[on]] = u_data[on]
+        return lu, d
 
     @property
     def K(self) -> sp.csc_matrix:
@@ -447,25 +477,38 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             break
         delta_w_last = delta_w
 
-        def direction(mu_):
+        def barrier_rhs(mu_):
+            """(μ/gap_L, μ/gap_U, the μ-part of the dual residual): the barrier terms of WB06 eq. 11."""
             with np.errstate(divide="ignore", invalid="ignore"):
-                bL = np.where(hasL, mu_ / lo, 0.0)
-                bU = np.where(hasU, mu_ / hi, 0.0)
-            r = np.concatenate([grad + JT_y, -y[I]]) - bL + bU + mu_ * damp
-            dx, ds, dy, rn = kkt_sys.solve(r[:n], r[n:], g)
-            dw = np.concatenate([dx, ds])
-            dzL = np.where(hasL, bL - zL - SigL * dw, 0.0)
-            dzU = np.where(hasU, bU - zU + SigU * dw, 0.0)
-            return dw, dy, dzL, dzU, bL, bU, r, rn
+                bL_ = np.where(hasL, mu_ / lo, 0.0)
+                bU_ = np.where(hasU, mu_ / hi, 0.0)
+            return bL_, bU_, -bL_ + bU_ + mu_ * damp
 
+        def newton(r_, g_):
+            dx_, ds_, dy_, _ = kkt_sys.solve(r_[:n], r_[n:], g_)
+            return np.concatenate([dx_, ds_]), dy_
+
+        r_0 = np.concatenate([grad + JT_y, -y[I]])   # the dual residual without its barrier terms
         if free_mode:
-            mu = _quality_function_mu(direction, lo, hi, zL, zU, hasL, hasU, rd, g, avg_compl, nb,
-                                      ftb_primal, ftb_dual, max(0.99, 1.0 - mu), MU_MIN, mu_max)
-            mu = float(np.clip(mu, MU_MIN, mu_max))
+            # IPOPT's split: the affine-scaling step (μ = 0) and the centring step (only the barrier
+            # terms at μ_avg on the right), one solve each; the step for μ = σ μ_avg is d_aff + σ d_cen
+            dwa, dya = newton(r_0, g)
+            bLc, bUc, r_c = barrier_rhs(avg_compl)
+            dwc, dyc = newton(r_c, np.zeros(m))
+            sigma = _quality_function_sigma(dwa, dwc, bLc, bUc, SigL, SigU, lo, hi, zL, zU, hasL, hasU, rd, g,
+                                            avg_compl, nb, max(0.99, 1.0 - mu), MU_MIN, mu_max)
+            mu = float(np.clip(sigma * avg_compl, MU_MIN, mu_max))
+            sigma = mu / avg_compl
+            dw, dy = dwa + sigma * dwc, dya + sigma * dyc
             filt = []
             filter_mu = mu
+        bL, bU, r_b = barrier_rhs(mu)
+        r_mu = r_0 + r_b
+        if not free_mode:
+            dw, dy = newton(r_mu, g)
+        dzL = np.where(hasL, bL - zL - SigL * dw, 0.0)
+        dzU = np.where(hasU, bU - zU + SigU * dw, 0.0)
         tau = max(0.99, 1.0 - mu)
-        dw, dy, dzL, dzU, bL, bU, r_mu, rn = direction(mu)
         if not (np.all(np.isfinite(dw)) and np.all(np.isfinite(dy))):
             status, message = "numerical_failure", "the Newton step is not finite"
             break
@@ -593,26 +636,32 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
                      factorizations=kkt_sys.factorizations)
 
 
-def _quality_function_mu(direction, lo, hi, zL, zU, hasL, hasU, rd, g, avg_compl, nb, ftb_primal, ftb_dual,
-                         tau, mu_min, mu_max):
-    """IPOPT's quality-function oracle (NWW09 §4.3, IpQualityFunctionMuOracle): μ = σ μ_avg minimising
+def _quality_function_sigma(dwa, dwc, bLc, bUc, SigL, SigU, lo, hi, zL, zU, hasL, hasU, rd, g, avg_compl, nb,
+                            tau, mu_min, mu_max) -> float:
+    """IPOPT's quality-function oracle (NWW09 §4.3, IpQualityFunctionMuOracle): σ minimising
     q(σ) = (1 − α_d)² |r_d|²/n_d + (1 − α_p)² |g|²/m + |(gap + α_p Δgap)(z + α_d Δz)|²/n_b along the step
-    d(σ) = d_aff + σ d_cen (affine-scaling and centring directions from the same factor; α from the
-    fraction-to-boundary rule with the current τ). As IPOPT: the sign of q(1) − q(1 − 0.01) picks the
-    side of σ = 1, then a golden-section search in σ (not log σ) of at most 8 steps down to a relative
-    width of 0.01 on [max(1e-6, μ_min/μ_avg), 0.99] or [1, min(100, μ_max/μ_avg)]."""
-    dwa, _, dzLa, dzUa, *_ = direction(0.0)
-    dw1, _, dzL1, dzU1, *_ = direction(avg_compl)
-    dwc, dzLc, dzUc = dw1 - dwa, dzL1 - dzLa, dzU1 - dzUa
+    d(σ) = d_aff + σ d_cen (the affine-scaling step and the centring step for μ_avg, whose barrier terms
+    are bLc, bUc; α from the fraction-to-boundary rule with the current τ); then μ = σ μ_avg. As IPOPT:
+    the sign of q(1) − q(1 − 0.01) picks the side of σ = 1, then a golden-section search in σ (not
+    log σ) of at most 8 steps down to a relative width of 0.01 on [max(1e-6, μ_min/μ_avg), 0.99] or
+    [1, min(100, μ_max/μ_avg)]."""
     nd, nr = max(1, len(rd)), max(1, len(g))
     rd2, g2 = float(rd @ rd) / nd, float(g @ g) / nr
+    # only the bounded entries enter q: restrict every vector to them once, not per σ
+    iL, iU = np.flatnonzero(hasL), np.flatnonzero(hasU)
+    loL, hiU, zLL, zUU = lo[iL], hi[iU], zL[iL], zU[iU]
+    dwaL, dwcL = dwa[iL], dwc[iL]
+    dwaU, dwcU = -dwa[iU], -dwc[iU]          # the upper gaps move by −Δw
+    dzaL, dzcL = -zLL - SigL[iL] * dwaL, bLc[iL] - SigL[iL] * dwcL       # Δz = μ/gap − z − Σ Δgap
+    dzaU, dzcU = -zUU - SigU[iU] * dwaU, bUc[iU] - SigU[iU] * dwcU
 
     def q(sigma):
-        dw, dzL, dzU = dwa + sigma * dwc, dzLa + sigma * dzLc, dzUa + sigma * dzUc
-        ap = ftb_primal(lo, hi, dw, tau)
-        ad = ftb_dual(zL, zU, dzL, dzU, tau)
-        cl = np.where(hasL, (lo + ap * dw) * (zL + ad * dzL), 0.0)
-        cu = np.where(hasU, (hi - ap * dw) * (zU + ad * dzU), 0.0)
+        dgL, dgU = dwaL + sigma * dwcL, dwaU + sigma * dwcU
+        dzL, dzU = dzaL + sigma * dzcL, dzaU + sigma * dzcU
+        ap = min(fraction_to_boundary(loL, dgL, tau), fraction_to_boundary(hiU, dgU, tau))
+        ad = min(fraction_to_boundary(zLL, dzL, tau), fraction_to_boundary(zUU, dzU, tau))
+        cl = (loL + ap * dgL) * (zLL + ad * dzL)
+        cu = (hiU + ap * dgU) * (zUU + ad * dzU)
         return (1 - ad) ** 2 * rd2 + (1 - ap) ** 2 * g2 + float(cl @ cl + cu @ cu) / nb
 
     s1m = 1.0 - SIGMA_TOL
@@ -623,8 +672,8 @@ def _quality_function_mu(direction, lo, hi, zL, zU, hasL, hasU, rd, g, avg_compl
         lo_s = max(SIGMA_MIN, mu_min / avg_compl)
         hi_s, q_lo, q_hi = min(max(lo_s, s1m), mu_max / avg_compl), None, q1m
     if lo_s >= hi_s:
-        return (hi_s if q1m > q1 else lo_s) * avg_compl
-    return _golden_section(q, lo_s, hi_s, q_lo, q_hi) * avg_compl
+        return hi_s if q1m > q1 else lo_s
+    return _golden_section(q, lo_s, hi_s, q_lo, q_hi)
 
 
 def _golden_section(q, lo: float, up: float, q_lo: float | None, q_up: float | None) -> float:
