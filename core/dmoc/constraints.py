@@ -135,12 +135,9 @@ class _Shared:
         """∇²_X d (O, B, P, P) = Jᵀ ∇²_p d J + Σ_i ∂_i d ∇²p_i for every obstacle."""
         p, J = self.points(X, b, *ref)
         _, g, Hd = self.obstacles.distances(p, hessian=True)
-        O, B = g.shape[:2]
         H = np.swapaxes(J, 1, 2) @ (Hd @ J)
-        # the body-point curvature for all obstacles in one call: instances tiled O times
-        curv = self.model.point_curvature(np.tile(X, (O, 1)), np.tile(b, (O, 1)), g.reshape(O * B, 3),
-                                          *(np.tile(r, (O,) + (1,) * (r.ndim - 1)) for r in ref))
-        return H + curv.reshape(H.shape)
+        # the body-point curvature for all obstacles in one call: g (O, B, 3) broadcasts over the obstacles
+        return H + self.model.point_curvature(X, b, g, *ref)
 
 
 def clearance_group(model: Model, obstacle: Obstacle, spheres: np.ndarray, shared: _Shared | None = None) -> Group:

@@ -647,21 +647,24 @@ def _quality_function_sigma(dwa, dwc, bLc, bUc, SigL, SigU, lo, hi, zL, zU, hasL
     [1, min(100, μ_max/μ_avg)]."""
     nd, nr = max(1, len(rd)), max(1, len(g))
     rd2, g2 = float(rd @ rd) / nd, float(g @ g) / nr
-    # only the bounded entries enter q: restrict every vector to them once, not per σ
+    # only the bounded entries enter q: restrict every vector to them once, not per σ, lower gaps then
+    # upper gaps in one array (an upper gap moves by −Δw); Δz = μ/gap − z − Σ Δgap
     iL, iU = np.flatnonzero(hasL), np.flatnonzero(hasU)
-    loL, hiU, zLL, zUU = lo[iL], hi[iU], zL[iL], zU[iU]
-    dwaL, dwcL = dwa[iL], dwc[iL]
-    dwaU, dwcU = -dwa[iU], -dwc[iU]          # the upper gaps move by −Δw
-    dzaL, dzcL = -zLL - SigL[iL] * dwaL, bLc[iL] - SigL[iL] * dwcL       # Δz = μ/gap − z − Σ Δgap
-    dzaU, dzcU = -zUU - SigU[iU] * dwaU, bUc[iU] - SigU[iU] * dwcU
+    nL = len(iL)
+    gap = np.concatenate([lo[iL], hi[iU]])
+    zb = np.concatenate([zL[iL], zU[iU]])
+    Sig = np.concatenate([SigL[iL], SigU[iU]])
+    dga = np.concatenate([dwa[iL], -dwa[iU]])
+    dgc = np.concatenate([dwc[iL], -dwc[iU]])
+    dza = -zb - Sig * dga
+    dzc = np.concatenate([bLc[iL], bUc[iU]]) - Sig * dgc
 
     def q(sigma):
-        dgL, dgU = dwaL + sigma * dwcL, dwaU + sigma * dwcU
-        dzL, dzU = dzaL + sigma * dzcL, dzaU + sigma * dzcU
-        ap = min(fraction_to_boundary(loL, dgL, tau), fraction_to_boundary(hiU, dgU, tau))
-        ad = min(fraction_to_boundary(zLL, dzL, tau), fraction_to_boundary(zUU, dzU, tau))
-        cl = (loL + ap * dgL) * (zLL + ad * dzL)
-        cu = (hiU + ap * dgU) * (zUU + ad * dzU)
+        dg, dz = dga + sigma * dgc, dza + sigma * dzc
+        ap = fraction_to_boundary(gap, dg, tau)
+        ad = fraction_to_boundary(zb, dz, tau)
+        c = (gap + ap * dg) * (zb + ad * dz)
+        cl, cu = c[:nL], c[nL:]
         return (1 - ad) ** 2 * rd2 + (1 - ap) ** 2 * g2 + float(cl @ cl + cu @ cu) / nb
 
     s1m = 1.0 - SIGMA_TOL

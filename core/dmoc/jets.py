@@ -73,8 +73,9 @@ class Jet:
     __radd__ = __add__
 
     def __sub__(self, o) -> "Jet":
-        if isinstance(o, Jet):
-            return self + (-o)
+        if isinstance(o, Jet):  # a − b is exactly a + (−b), without forming −b
+            H = self.H if o.H is None else (-o.H if self.H is None else self.H - o.H)
+            return Jet(self.v - o.v, self.g - o.g, H)
         return Jet(self.v - o, self.g, self.H)
 
     def __rsub__(self, o) -> "Jet":

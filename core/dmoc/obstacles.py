@@ -57,9 +57,10 @@ def capsule_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray, radius: float)
     return n - radius, dv / np.maximum(n, TINY)[..., None]
 
 
-def _box(p: np.ndarray, center: np.ndarray, rotation: np.ndarray, half_extents: np.ndarray, curvature: bool):
+def _box(p: np.ndarray, center: np.ndarray, rotation: np.ndarray, half_extents: np.ndarray, curvature: bool | str):
     """p (B, 3) and one box (center (3,), rotation (3, 3)), or stacked boxes: p (1, B, 3), center (O, 1, 3),
-    rotation (O, 3, 3), half extents (O, 1, 3). ``rotation=None``: axis-aligned (Q = I, no products)."""
+    rotation (O, 3, 3), half extents (O, 1, 3). ``rotation=None``: axis-aligned (Q = I, no products).
+    ``curvature``: False → (d, ∇d); True → (d, ∇d, ∇²d); "aux" → (d, ∇d, intermediates of ∇²d)."""
     q = np.asarray(p, dtype=float) - center
     if rotation is not None:
         q = q @ rotation  # Qᵀ(p − c) for row vectors
@@ -85,11 +86,20 @@ def _box(p: np.ndarray, center: np.ndarray, rotation: np.ndarray, half_extents: 
         d = np.where(outside, out, inside)
     rt = None if rotation is None else np.swapaxes(rotation, -1, -2)
     g = g_local if rt is None else g_local @ rt
+    if curvature == "aux":
+        return d, g, (w, g_local, outside, d, rotation)
     if not curvature:
         return d, g
+    return d, g, _box_curvature(w, g_local, outside, d, rotation)
+
+
+def _box_curvature(w, g_local, outside, d, rotation):
+    """∇²d of :func:`_box` from its intermediates (in the box frame, rotated back)."""
     Hl = _curvature((w > 0.0)[..., :, None] * np.eye(3), g_local, np.where(outside, d, 1.0))
     Hl *= outside[..., None, None]
-    return d, g, Hl if rt is None else rotation[..., None, :, :] @ Hl @ rt[..., None, :, :]
+    if rotation is None:
+        return Hl
+    return rotation[..., None, :, :] @ Hl @ np.swapaxes(rotation, -1, -2)[..., None, :, :]
 
 
 def box_distance(p: np.ndarray, center: np.ndarray, rotation: np.ndarray,
@@ -130,14 +140,19 @@ def capsule_distance_hessian(p: np.ndarray, a: np.ndarray, b: np.ndarray, radius
 def _capsule_hessian(p, a, ab, L2, t_raw, radius):
     """The rest of :func:`capsule_distance_hessian` once t (unclipped) is known; broadcasts over stacked
     capsules (a, ab (O, 1, 3), L2 and radius (O, 1))."""
-    L2 = np.asarray(L2)
     t = np.clip(t_raw, 0.0, 1.0)
     dv = p - (a + t[..., None] * ab)
     n = _norm(dv)
     g = dv / np.maximum(n, TINY)[..., None]
+    return n - radius, g, _capsule_curvature(ab, L2, t_raw, g, n)
+
+
+def _capsule_curvature(ab, L2, t_raw, g, n):
+    """∇²d of a capsule from t (unclipped), ∇d and the distance n to the segment."""
+    L2 = np.asarray(L2)
     inner = (t_raw > 0.0) & (t_raw < 1.0)
     P = np.eye(3) - inner[..., None, None] * ((ab[..., :, None] * ab[..., None, :]) / L2[..., None, None])
-    return n - radius, g, _curvature(P, g, n)
+    return _curvature(P, g, n)
 
 
 def box_distance_hessian(p: np.ndarray, center: np.ndarray, rotation: np.ndarray, half_extents: np.ndarray):
@@ -195,28 +210,48 @@ def _stacked(obstacles: Sequence[Obstacle], name: str) -> np.ndarray:
     return np.stack([np.asarray(getattr(ob, name), dtype=float) for ob in obstacles])[:, None, :]
 
 
-def _spheres(p: np.ndarray, prm: tuple, hessian: bool):
+# The kernels of ObstacleSet: (d, ∇d, aux) of stacked obstacles of one kind, and ∇²d from (prm, aux), so
+# that the Hessian at the point whose values were just asked reuses d, ∇d and their intermediates
+# (the same formulas as the single-obstacle functions above: bit-identical results).
+def _spheres(p: np.ndarray, prm: tuple):
     center, radius = prm
-    return sphere_distance_hessian(p, center, radius) if hessian else sphere_distance(p, center, radius)
+    dv = p - center
+    n = _norm(dv)
+    g = dv / np.maximum(n, TINY)[..., None]
+    return n - radius, g, (g, n)
 
 
-def _capsules(p: np.ndarray, prm: tuple, hessian: bool):
+def _spheres_hessian(prm: tuple, aux: tuple) -> np.ndarray:
+    g, n = aux
+    return _curvature(np.eye(3), g, n)
+
+
+def _capsules(p: np.ndarray, prm: tuple):
     a, ab, L2, radius = prm
     # t per capsule by the same product as capsule_distance (bit-identical results)
     t_raw = np.stack([(p[0] - a[o, 0]) @ ab[o, 0] for o in range(len(a))]) / L2
-    if hessian:
-        return _capsule_hessian(p, a, ab, L2, t_raw, radius)
     dv = p - (a + np.clip(t_raw, 0.0, 1.0)[..., None] * ab)
     n = _norm(dv)
-    return n - radius, dv / np.maximum(n, TINY)[..., None]
+    g = dv / np.maximum(n, TINY)[..., None]
+    return n - radius, g, (t_raw, g, n)
 
 
-def _boxes(p: np.ndarray, prm: tuple, hessian: bool):
+def _capsules_hessian(prm: tuple, aux: tuple) -> np.ndarray:
+    _, ab, L2, _ = prm
+    return _capsule_curvature(ab, L2, *aux)
+
+
+def _boxes(p: np.ndarray, prm: tuple):
     center, rotation, half = prm
-    return _box(p, center, rotation, half, hessian)
+    return _box(p, center, rotation, half, "aux")
 
 
-_KERNELS = {"sphere": _spheres, "capsule": _capsules, "box": _boxes}
+def _boxes_hessian(prm: tuple, aux: tuple) -> np.ndarray:
+    return _box_curvature(*aux)
+
+
+_KERNELS = {"sphere": (_spheres, _spheres_hessian), "capsule": (_capsules, _capsules_hessian),
+            "box": (_boxes, _boxes_hessian)}
 
 
 class ObstacleSet:
@@ -250,6 +285,7 @@ class ObstacleSet:
                 prm = (_stacked(obs, "center"), None if np.array_equal(R, np.broadcast_to(np.eye(3), R.shape)) else R,
                        _stacked(obs, "half_extents"))
             self._kinds.append((kind, pos, prm))
+        self._last: tuple | None = None  # (p, d, ∇d, per-kind intermediates) at the last points
 
     def __len__(self) -> int:
         return len(self.obstacles)
@@ -263,17 +299,27 @@ class ObstacleSet:
 
     def distances(self, p: np.ndarray, hessian: bool = False):
         """Signed distances d (O, B) of points p (B, 3) to every obstacle, gradients (O, B, 3) and, with
-        ``hessian``, Hessians (O, B, 3, 3)."""
+        ``hessian``, Hessians (O, B, 3, 3). The values and intermediates at the last p are kept: the
+        Hessian at the point whose values were just asked is formed from them."""
         p = np.asarray(p, dtype=float)
-        O, B = len(self.obstacles), p.shape[0]
-        d, g = np.empty((O, B)), np.empty((O, B, 3))
-        H = np.empty((O, B, 3, 3)) if hessian else None
-        for kind, pos, prm in self._kinds:
-            out = _KERNELS[kind](p[None], prm, hessian)
-            d[pos], g[pos] = out[0], out[1]
-            if hessian:
-                H[pos] = out[2]
-        return (d, g, H) if hessian else (d, g)
+        last = self._last
+        if last is not None and last[0].shape == p.shape and np.array_equal(last[0], p):
+            _, d, g, auxes = last
+        else:
+            O, B = len(self.obstacles), p.shape[0]
+            d, g = np.empty((O, B)), np.empty((O, B, 3))
+            auxes = []
+            for kind, pos, prm in self._kinds:
+                dk, gk, aux = _KERNELS[kind][0](p[None], prm)
+                d[pos], g[pos] = dk, gk
+                auxes.append(aux)
+            self._last = (p.copy(), d, g, auxes)
+        if not hessian:
+            return d.copy(), g.copy()
+        H = np.empty(g.shape + (3,))
+        for (kind, pos, prm), aux in zip(self._kinds, auxes):
+            H[pos] = _KERNELS[kind][1](prm, aux)
+        return d.copy(), g.copy(), H
 
 
 def hazard(d: np.ndarray, length: float) -> tuple[np.ndarray, np.ndarray]:

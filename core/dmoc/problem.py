@@ -342,6 +342,9 @@ class _Scatter:
             k2, j2, l2 = np.unravel_index(self.hflat, (K, L, L))
             self.hrows = fp[k2, j2]
             self.hcols = fp[k2, l2]
+        # flat positions of the transposed entries: the symmetric part ½(H + Hᵀ) is formed on the
+        # gathered entries only, never on the whole (K, L, L) array
+        self.hflat_t = (self.hflat // (L * L)) * (L * L) + (self.hflat % L) * L + (self.hflat // L) % L
 
 
 class _Pattern:
@@ -355,10 +358,16 @@ class _Pattern:
         self.cols = (uniq % shape[1]).astype(np.int64)
         self.identity = len(uniq) == len(key) and np.array_equal(self.map, np.arange(len(key)))
         self.nnz = len(uniq)
+        # no duplicates: the reduction is a permutation, done as a gather (+ 0.0 as bincount's 0 + v)
+        self._inverse = np.argsort(self.map) if len(uniq) == len(key) and not self.identity else None
 
     def reduce(self, data: np.ndarray) -> np.ndarray:
         if self.identity:
             return data
+        if self._inverse is not None:
+            out = data[self._inverse]
+            out += 0.0
+            return out
         return np.bincount(self.map, weights=data, minlength=self.nnz)
 
     def matrix(self, values: np.ndarray) -> sp.csr_matrix:
@@ -375,6 +384,19 @@ class Evaluation:
     cons: np.ndarray
     grad: np.ndarray | None = None
     jac: np.ndarray | None = None  # values on NLP.jac_pattern
+    xc: list[np.ndarray] | None = None  # y[g.idx] of every constraint group (reused by the derivatives)
+    xo: list[np.ndarray] | None = None  # and of every cost group
+
+
+def _lower(g: Group, X: np.ndarray, lam: np.ndarray, s: _Scatter, out: np.ndarray) -> None:
+    """The entries ``s.hflat`` of ``g.hessian(X, lam)`` into ``out``: for an analytic ``hess`` the
+    symmetric part ½(H + Hᵀ) is taken on those entries alone (the same sums as Group.hessian)."""
+    if g.hess is None:
+        out[:] = g.hessian(X, lam).reshape(-1)[s.hflat]
+        return
+    H = np.asarray(g.hess(X, lam, *g.params), dtype=float).reshape(-1)
+    np.add(H[s.hflat], H[s.hflat_t], out=out)
+    out *= 0.5
 
 
 class NLP:
@@ -433,24 +455,31 @@ class NLP:
             return c
         self.evaluations += 1
         y = self.full(z)
+        xo = [y[g.idx] for g in self.costs]
+        xc = [y[g.idx] for g in self.constraints]
         cost = 0.0
-        for g in self.costs:
-            cost += float(np.sum(g.values(y[g.idx])))
-        cons = [g.values(y[g.idx]).ravel() for g in self.constraints]
-        cons_v = np.concatenate(cons) if cons else np.zeros(0)
-        self._cache = Evaluation(z.copy(), y, cost, cons_v)
+        for g, X in zip(self.costs, xo):
+            cost += float(np.sum(g.values(X)))
+        cons_v = np.empty(self.m)
+        for g, X, r0 in zip(self.constraints, xc, self.row0):
+            cons_v[r0:r0 + g.K * g.m] = g.values(X).reshape(-1)
+        self._cache = Evaluation(z.copy(), y, cost, cons_v, xc=xc, xo=xo)
         return self._cache
 
     def derivatives(self, z: np.ndarray) -> Evaluation:
         ev = self.evaluate(z)
         if ev.grad is None:
-            y = ev.y
             grad = np.zeros(self.n)
-            for g, s in zip(self.costs, self._oscat):
-                J = g.jacobian(y[g.idx])
+            for g, s, X in zip(self.costs, self._oscat, ev.xo):
+                J = g.jacobian(X)
                 grad += np.bincount(s.cols, weights=J.reshape(-1)[s.flat], minlength=self.n)
-            data = [g.jacobian(y[g.idx]).reshape(-1)[s.flat] for g, s in zip(self.constraints, self._cscat)]
-            ev.jac = self.jac_pattern.reduce(np.concatenate(data)) if data else np.zeros(0)
+            data = np.empty(len(self.jac_pattern.map))
+            at = 0
+            for g, s, X in zip(self.constraints, self._cscat, ev.xc):
+                nj = len(s.flat)
+                data[at:at + nj] = g.jacobian(X).reshape(-1)[s.flat]
+                at += nj
+            ev.jac = self.jac_pattern.reduce(data)
             ev.grad = grad
         return ev
 
@@ -471,23 +500,34 @@ class NLP:
 
     def hessian_values(self, z: np.ndarray, lam: np.ndarray, obj_factor: float = 1.0) -> np.ndarray:
         """Lower triangle of ∇²(obj_factor·cost + lamᵀ c) on hess_pattern."""
-        y = self.full(np.asarray(z, dtype=float))
+        z = np.asarray(z, dtype=float)
+        c = self._cache
+        if c is not None and c.xc is not None and np.array_equal(c.z, z):
+            xc, xo = c.xc, c.xo  # the solvers ask the Hessian at the point just evaluated
+        else:
+            y = self.full(z)
+            xc = [y[g.idx] for g in self.constraints]
+            xo = [y[g.idx] for g in self.costs]
         lam = np.asarray(lam, dtype=float)
-        data = []
-        for g, s, r0 in zip(self.constraints, self._cscat, self.row0):
-            if g.linear or not len(s.hflat):
+        data = np.empty(len(self.hess_pattern.map))
+        at = 0
+        for g, s, r0, X in zip(self.constraints, self._cscat, self.row0, xc):
+            nh = len(s.hflat)
+            if g.linear or not nh:
                 continue
             lg = lam[r0:r0 + g.K * g.m].reshape(g.K, g.m)
             if not np.any(lg):
-                data.append(np.zeros(len(s.hflat)))
+                data[at:at + nh] = 0.0
+            else:
+                _lower(g, X, lg, s, data[at:at + nh])
+            at += nh
+        for g, s, X in zip(self.costs, self._oscat, xo):
+            nh = len(s.hflat)
+            if g.linear or not nh:
                 continue
-            data.append(g.hessian(y[g.idx], lg).reshape(-1)[s.hflat])
-        for g, s in zip(self.costs, self._oscat):
-            if g.linear or not len(s.hflat):
-                continue
-            lg = np.full((g.K, 1), float(obj_factor))
-            data.append(g.hessian(y[g.idx], lg).reshape(-1)[s.hflat])
-        return self.hess_pattern.reduce(np.concatenate(data)) if data else np.zeros(self.hess_pattern.nnz)
+            _lower(g, X, np.full((g.K, 1), float(obj_factor)), s, data[at:at + nh])
+            at += nh
+        return self.hess_pattern.reduce(data) if at else np.zeros(self.hess_pattern.nnz)
 
     def hessian(self, z: np.ndarray, lam: np.ndarray, obj_factor: float = 1.0) -> sp.csr_matrix:
         """Full symmetric sparse Hessian of the Lagrangian."""

@@ -57,8 +57,9 @@ class Model:
         raise NotImplementedError
 
     def point_curvature(self, X: np.ndarray, body: np.ndarray, w: np.ndarray, *ref: np.ndarray) -> np.ndarray:
-        """Σ_i w_i ∇²p_i (B, pose_dim, pose_dim): the second derivatives of the body point map contracted
-        with a world vector w (B, 3)."""
+        """Σ_i w_i ∇²p_i (..., B, pose_dim, pose_dim): the second derivatives of the body point map contracted
+        with a world vector w (..., B, 3); leading axes of w (several obstacles' gradients at the same
+        points) broadcast, so the pose-only factors are formed once."""
         raise NotImplementedError
 
     # -- hooks ---------------------------------------------------------------------------------
@@ -91,12 +92,12 @@ def se2_point_map(X: np.ndarray, body: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def se2_point_curvature(X: np.ndarray, body: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Σ_i w_i ∇²p_i of :func:`se2_point_map`: only ∂²/∂θ² = −(p − (x, y, b_z)) is nonzero."""
+    """Σ_i w_i ∇²p_i of :func:`se2_point_map`: only ∂²/∂θ² = −(p − (x, y, b_z)) is nonzero (w (..., B, 3))."""
     th = X[:, 0]
     c, s = np.cos(th), np.sin(th)
     bx, by = body[:, 0], body[:, 1]
-    H = np.zeros((X.shape[0], 3, 3))
-    H[:, 0, 0] = -w[:, 0] * (c * bx - s * by) - w[:, 1] * (s * bx + c * by)
+    H = np.zeros(w.shape[:-1] + (3, 3))
+    H[..., 0, 0] = -w[..., 0] * (c * bx - s * by) - w[..., 1] * (s * bx + c * by)
     return H
 
 

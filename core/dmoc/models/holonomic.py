@@ -61,6 +61,14 @@ def chart_jacobian(rho: np.ndarray) -> np.ndarray:
     return so3.dcay(-rho)
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b over the last axis, broadcasting: the products and differences of np.cross, without its
+    axis bookkeeping (a hot path)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
 def _skew_part_right(Q: np.ndarray) -> np.ndarray:
     """∂ vee(Q − Qᵀ)/2 for Q → Q ŝ: ½(tr Q I − Qᵀ), from vee(Aŝ + ŝAᵀ) = (tr A I − Aᵀ) s."""
     return 0.5 * (np.trace(Q, axis1=-2, axis2=-1)[..., None, None] * _I3 - np.swapaxes(Q, -1, -2))
@@ -325,21 +333,22 @@ class HolonomicModel(Model):
         ∇q = c × w̄ + ½(w̄ (ρ·c) + c (w̄·ρ)) − (w̄·c) ρ, ∇²q = ½(w̄cᵀ + cw̄ᵀ) − (w̄·c) I."""
         rho = X[:, :3]
         c = np.asarray(body, dtype=float)
-        wb = np.einsum("bji,bj->bi", Rref, w)
+        # w may carry leading axes (…, B, 3): the ρ-only factors (s, ∇s, ∇²s, ρ·c) are formed once
+        wb = np.einsum("bji,...bj->...bi", Rref, w)
         r2 = np.einsum("bi,bi->b", rho, rho)
         s = 4.0 / (4.0 + r2)
-        wc = np.einsum("bi,bi->b", wb, c)
+        wc = np.einsum("...bi,bi->...b", wb, c)
         rc = np.einsum("bi,bi->b", rho, c)
-        wr = np.einsum("bi,bi->b", wb, rho)
-        q = np.einsum("bi,bi->b", wb, np.cross(rho, c)) + 0.5 * (wr * rc - wc * r2)
+        wr = np.einsum("...bi,bi->...b", wb, rho)
+        q = np.einsum("...bi,bi->...b", wb, _cross(rho, c)) + 0.5 * (wr * rc - wc * r2)
         gs = -0.5 * (s * s)[:, None] * rho
-        gq = np.cross(c, wb) + 0.5 * (wb * rc[:, None] + c * wr[:, None]) - wc[:, None] * rho
+        gq = _cross(c, wb) + 0.5 * (wb * rc[:, None] + c * wr[..., None]) - wc[..., None] * rho
         Hs = (-0.5 * s * s)[:, None, None] * _I3 + (0.5 * s**3)[:, None, None] * rho[:, :, None] * rho[:, None, :]
-        o = wb[:, :, None] * c[:, None, :]
-        Hq = 0.5 * (o + np.swapaxes(o, 1, 2)) - wc[:, None, None] * _I3
-        gsq = gs[:, :, None] * gq[:, None, :]
-        H = np.zeros((X.shape[0], 6, 6))
-        H[:, :3, :3] = q[:, None, None] * Hs + gsq + np.swapaxes(gsq, 1, 2) + s[:, None, None] * Hq
+        o = wb[..., :, None] * c[:, None, :]
+        Hq = 0.5 * (o + np.swapaxes(o, -1, -2)) - wc[..., None, None] * _I3
+        gsq = gs[:, :, None] * gq[..., None, :]
+        H = np.zeros(w.shape[:-1] + (6, 6))
+        H[..., :3, :3] = q[..., None, None] * Hs + gsq + np.swapaxes(gsq, -1, -2) + s[:, None, None] * Hq
         return H
 
     def rotations(self, y: np.ndarray) -> np.ndarray:
@@ -347,6 +356,11 @@ class HolonomicModel(Model):
 
     # -- dynamics ------------------------------------------------------------------------------------
     def _h_groups(self, h: np.ndarray):
+        """(h value, selection) for each distinct step length in a batch (one, unless T is perturbed):
+        a single value selects with a slice (no boolean-mask copies)."""
+        if len(h) and np.all(h == h[0]):
+            yield float(h[0]), slice(None)
+            return
         for hv in np.unique(h):
             yield float(hv), h == hv
 
