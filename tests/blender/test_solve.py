@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import pathlib
 import sys
+import threading
 import time
 
 import numpy as np
@@ -271,10 +272,25 @@ def test_worker_reports_progress_and_cancels(files):
     setup, _, _ = files
     scene, car = open_file(setup)
     problem = scene_reader.read_problem(scene, car)
-    job = solving.SolveJob(problem).start()
+    job = solving.SolveJob(problem)
+    # hold the worker at its third iteration until the test has cancelled: the real solve now takes
+    # ~0.2 s, so a fixed sleep could let it finish before the cancel arrives
+    reached = threading.Event()
+    report = job._iteration
+
+    def held(k: int, violation: float) -> None:
+        report(k, violation)
+        if k >= 3:
+            reached.set()
+            t0 = time.perf_counter()
+            while not job._cancel.is_set() and time.perf_counter() - t0 < 20.0:
+                time.sleep(0.005)
+
+    job._iteration = held
+    job.start()
     try:
         assert solving.running("Car")
-        time.sleep(0.3)
+        assert reached.wait(20.0), "the solve never reached its third iteration"
         fraction, text = job.progress()
         assert 0.0 < fraction < 1.0 and text.startswith("Solving 'Car'") and "Esc to cancel" in text
         job.cancel(wait=20.0)

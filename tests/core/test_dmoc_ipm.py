@@ -100,3 +100,44 @@ def test_fraction_to_boundary():
     dv = np.array([-2.0, 1.0, -0.1])
     assert fraction_to_boundary(v, dv, 0.99) == pytest.approx(0.99 * 0.5)
     assert fraction_to_boundary(v, np.abs(dv), 0.99) == 1.0
+
+
+def _random_kkt(seed: int):
+    rng = np.random.default_rng(seed)
+    n, m, I = 12, 6, np.array([1, 3, 4])
+    H = sp.random(n, n, density=0.3, random_state=seed)
+    H = ((H + H.T) * 2.0 - sp.identity(n) * rng.uniform(0, 3)).tocsr()
+    J = (sp.random(m, n, density=0.3, random_state=seed + 10) + sp.eye(m, n)).tocsr()
+    Hl, Jc = sp.tril(H).tocoo(), J.tocoo()
+    kk = KKTSystem(n, m, I, Hl.row, Hl.col, Jc.row, Jc.col)
+    return rng, kk, Hl.data, Jc.data, rng.uniform(0.0, 1.0, n), 10.0 ** rng.uniform(-3, 3, len(I)), np.zeros(m)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kkt_pivots_from_the_raw_factor_match_public_splu(seed):
+    """The direct SuperLU call (panel size 1, no relaxed supernodes) reads the same pivots as splu's U."""
+    from scipy.sparse.linalg import splu
+    _, kk, hv, jv, Dx, Ds, dc = _random_kkt(seed)
+    kk.factor(hv, jv, Dx, Ds, dc)
+    data = kk.Kp.data.copy()
+    _, d = kk._lu_and_pivots(data)
+    ref = splu(sp.csc_matrix((data, kk._indices, kk._indptr), shape=(kk.size, kk.size)), permc_spec="NATURAL",
+               diag_pivot_thresh=0.0, options=dict(SymmetricMode=True)).U.diagonal()
+    np.testing.assert_allclose(d, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_step_for_sigma_is_affine_plus_sigma_centring(seed):
+    """Free mode's step d_aff + σ d_cen (IPOPT's split) equals the step solved with μ = σ μ_avg."""
+    rng, kk, hv, jv, Dx, Ds, dc = _random_kkt(seed)
+    assert kk.factor(hv, jv, Dx, Ds, dc) >= 0
+    n, m, mI = kk.n, kk.m, len(kk.I)
+    r0, g = rng.standard_normal(n + mI), rng.standard_normal(m)
+    rb = rng.standard_normal(n + mI)        # the barrier terms at μ_avg; at μ = σ μ_avg they scale by σ
+    sigma = 0.37
+    aff = kk.solve(r0[:n], r0[n:], g)
+    cen = kk.solve(rb[:n], rb[n:], np.zeros(m))
+    r = r0 + sigma * rb
+    direct = kk.solve(r[:n], r[n:], g)
+    for a, c, d in zip(aff[:3], cen[:3], direct[:3]):
+        np.testing.assert_allclose(a + sigma * c, d, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(d).max()))
