@@ -226,8 +226,7 @@ def _run_scalar(inertia: np.ndarray, q0: np.ndarray, x0: np.ndarray, xi0: np.nda
     P1 = m * (v1 + 2.0 * (qw * c1 + qy * c3 - qz * c2))
     P2 = m * (v2 + 2.0 * (qw * c2 + qz * c1 - qx * c3))
     P3 = m * (v3 + 2.0 * (qw * c3 + qx * c2 - qy * c1))
-    rows = [(qw, qx, qy, qz, x1, x2, x3, bw1, bw2, bw3, P1, P2, P3)]
-    blocks: list[np.ndarray] = []
+    record = holonomic.StepRows((qw, qx, qy, qz, x1, x2, x3, bw1, bw2, bw3, P1, P2, P3), 13)
     hist: list[list] = [[], [], []]
     err: list = [None, None, None]    # last extrapolation errors E1, (unused), E3
     e1p = None                        # E1 of the step before
@@ -345,15 +344,10 @@ def _run_scalar(inertia: np.ndarray, q0: np.ndarray, x0: np.ndarray, xi0: np.nda
                     and (abs(P1) + abs(P2) + abs(P3)) * im < holonomic.XI_LIMIT
                     and math.isfinite(qw + qx + qy + qz + x1 + x2 + x3 + bw1 + bw2 + bw3)):
                 raise FloatingPointError
-            rows.append((qw, qx, qy, qz, x1, x2, x3, bw1, bw2, bw3, P1, P2, P3))
-            if len(rows) >= 65536:  # bound the memory held in Python tuples on very long runs
-                blocks.append(np.array(rows, dtype=float))
-                rows = []
+            record.add((qw, qx, qy, qz, x1, x2, x3, bw1, bw2, bw3, P1, P2, P3))
     except (FloatingPointError, ZeroDivisionError, OverflowError, ValueError):
         blew = True
-    if rows or not blocks:
-        blocks.append(np.array(rows, dtype=float).reshape(-1, 13))
-    return np.concatenate(blocks, axis=0), n_newton, n_chord, solves, blew
+    return record.array(), n_newton, n_chord, solves, blew
 
 
 # ----------------------------------------------------------------------------------------------

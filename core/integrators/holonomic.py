@@ -906,6 +906,30 @@ def _wrench_floats(fn: WrenchFunction, k: int, q: tuple, x: tuple, xi: tuple) ->
     return f.ravel().tolist()
 
 
+class StepRows:
+    """The per-step state tuples of a scalar run, packed into float blocks every 65,536 rows so that
+    a long run never holds millions of Python tuples; :meth:`array` is the (n, width) record."""
+
+    __slots__ = ("rows", "blocks", "width")
+
+    def __init__(self, first: tuple, width: int):
+        self.rows: list[tuple] = [first]
+        self.blocks: list[np.ndarray] = []
+        self.width = width
+
+    def add(self, row: tuple) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= 65536:
+            self.blocks.append(np.array(self.rows, dtype=float))
+            self.rows = []
+
+    def array(self) -> np.ndarray:
+        if self.rows or not self.blocks:
+            self.blocks.append(np.array(self.rows, dtype=float).reshape(-1, self.width))
+            self.rows = []
+        return np.concatenate(self.blocks, axis=0)
+
+
 def _run_scalar(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndarray,
                 xi0: np.ndarray, dt: float, steps: int, subs: Sequence[float],
                 fn: WrenchFunction | None):
@@ -919,8 +943,7 @@ def _run_scalar(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndar
     w1, w2, w3, v1, v2, v3 = (float(c) for c in xi0)
     mw1, mw2, mw3 = J1 * w1, J2 * w2, J3 * w3
     mv1, mv2, mv3 = m * v1, m * v2, m * v3
-    rows = [(qw, qx, qy, qz, x1, x2, x3, mw1, mw2, mw3, mv1, mv2, mv3)]
-    blocks: list[np.ndarray] = []
+    record = StepRows((qw, qx, qy, qz, x1, x2, x3, mw1, mw2, mw3, mv1, mv2, mv3), 13)
     hs = [float(c) * dt for c in subs]
     ns = len(hs)
     kicks = [0.5 * (hs[j] + hs[j + 1]) if j + 1 < ns else 0.5 * hs[j] for j in range(ns)]
@@ -999,15 +1022,10 @@ def _run_scalar(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndar
             qz *= nq
             if not math.isfinite(qw + qx + qy + qz + x1 + x2 + x3 + mw1 + mw2 + mw3 + mv1 + mv2 + mv3):
                 raise FloatingPointError
-            rows.append((qw, qx, qy, qz, x1, x2, x3, mw1, mw2, mw3, mv1, mv2, mv3))
-            if len(rows) >= 65536:  # bound the memory held in Python tuples on very long runs
-                blocks.append(np.array(rows, dtype=float))
-                rows = []
+            record.add((qw, qx, qy, qz, x1, x2, x3, mw1, mw2, mw3, mv1, mv2, mv3))
     except (FloatingPointError, ZeroDivisionError, OverflowError, ValueError):
         blew = True
-    if rows or not blocks:
-        blocks.append(np.array(rows, dtype=float).reshape(-1, 13))
-    return np.concatenate(blocks, axis=0), iters, solves, blew
+    return record.array(), iters, solves, blew
 
 
 def _run_batch(kernel: Kernel, inertia: np.ndarray, q0: np.ndarray, x0: np.ndarray,

@@ -68,22 +68,27 @@ def test_infeasible_program_is_reported_infeasible():
     assert r.status == "infeasible", (r.status, r.message)
 
 
+def _random_kkt(seed: int):
+    """A random KKT system (n = 12, m = 6, inequality rows 1, 3, 4) with an often indefinite H:
+    (rng, KKTSystem, H, J, I, H's lower-triangle values, J's values)."""
+    rng = np.random.default_rng(seed)
+    n, m, I = 12, 6, np.array([1, 3, 4])
+    H = sp.random(n, n, density=0.3, random_state=seed)
+    H = ((H + H.T) * 2.0 - sp.identity(n) * rng.uniform(0, 3)).tocsr()
+    J = (sp.random(m, n, density=0.3, random_state=seed + 10) + sp.eye(m, n)).tocsr()
+    Hl, Jc = sp.tril(H).tocoo(), J.tocoo()
+    return rng, KKTSystem(n, m, I, Hl.row, Hl.col, Jc.row, Jc.col), H, J, I, Hl.data, Jc.data
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_kkt_factor_counts_negative_eigenvalues_and_solves_the_full_system(seed):
     """The reduced matrix (slacks eliminated) gives the full system's inertia and step."""
-    rng = np.random.default_rng(seed)
-    n, m = 12, 6
-    I = np.array([1, 3, 4])
-    mI = len(I)
-    H = sp.random(n, n, density=0.3, random_state=seed)
-    H = ((H + H.T) * 2.0 - sp.identity(n) * rng.uniform(0, 3)).tocsr()  # often indefinite
-    J = (sp.random(m, n, density=0.3, random_state=seed + 10) + sp.eye(m, n)).tocsr()
-    Hl, Jc = sp.tril(H).tocoo(), J.tocoo()
-    kk = KKTSystem(n, m, I, Hl.row, Hl.col, Jc.row, Jc.col)
+    rng, kk, H, J, I, hv, jv = _random_kkt(seed)
+    n, m, mI = kk.n, kk.m, len(I)
     Dx = rng.uniform(0.0, 1.0, n)
     Ds = 10.0 ** rng.uniform(-3, 8, mI)     # slacks far from and right at their bounds
     dc = np.where(rng.random(m) < 0.3, 1e-6, 0.0)
-    neg = kk.factor(Hl.data, Jc.data, Dx, Ds, dc)
+    neg = kk.factor(hv, jv, Dx, Ds, dc)
     # the full system in (dx, ds, dy)
     P = sp.csr_matrix((np.ones(mI), (I, np.arange(mI))), shape=(m, mI))
     A = sp.bmat([[H + sp.diags(Dx), None, J.T], [None, sp.diags(Ds), -P.T], [J, -P, -sp.diags(dc)]]).toarray()
@@ -102,23 +107,13 @@ def test_fraction_to_boundary():
     assert fraction_to_boundary(v, np.abs(dv), 0.99) == 1.0
 
 
-def _random_kkt(seed: int):
-    rng = np.random.default_rng(seed)
-    n, m, I = 12, 6, np.array([1, 3, 4])
-    H = sp.random(n, n, density=0.3, random_state=seed)
-    H = ((H + H.T) * 2.0 - sp.identity(n) * rng.uniform(0, 3)).tocsr()
-    J = (sp.random(m, n, density=0.3, random_state=seed + 10) + sp.eye(m, n)).tocsr()
-    Hl, Jc = sp.tril(H).tocoo(), J.tocoo()
-    kk = KKTSystem(n, m, I, Hl.row, Hl.col, Jc.row, Jc.col)
-    return rng, kk, Hl.data, Jc.data, rng.uniform(0.0, 1.0, n), 10.0 ** rng.uniform(-3, 3, len(I)), np.zeros(m)
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_kkt_pivots_from_the_raw_factor_match_public_splu(seed):
     """The direct SuperLU call (panel size 1, no relaxed supernodes) reads the same pivots as splu's U."""
     from scipy.sparse.linalg import splu
-    _, kk, hv, jv, Dx, Ds, dc = _random_kkt(seed)
-    kk.factor(hv, jv, Dx, Ds, dc)
+    rng, kk, _, _, I, hv, jv = _random_kkt(seed)
+    Dx, Ds = rng.uniform(0.0, 1.0, kk.n), 10.0 ** rng.uniform(-3, 3, len(I))
+    kk.factor(hv, jv, Dx, Ds, np.zeros(kk.m))
     data = kk.Kp.data.copy()
     _, d = kk._lu_and_pivots(data)
     ref = splu(sp.csc_matrix((data, kk._indices, kk._indptr), shape=(kk.size, kk.size)), permc_spec="NATURAL",
@@ -129,8 +124,9 @@ def test_kkt_pivots_from_the_raw_factor_match_public_splu(seed):
 @pytest.mark.parametrize("seed", range(3))
 def test_step_for_sigma_is_affine_plus_sigma_centring(seed):
     """Free mode's step d_aff + σ d_cen (IPOPT's split) equals the step solved with μ = σ μ_avg."""
-    rng, kk, hv, jv, Dx, Ds, dc = _random_kkt(seed)
-    assert kk.factor(hv, jv, Dx, Ds, dc) >= 0
+    rng, kk, _, _, I, hv, jv = _random_kkt(seed)
+    Dx, Ds = rng.uniform(0.0, 1.0, kk.n), 10.0 ** rng.uniform(-3, 3, len(I))
+    assert kk.factor(hv, jv, Dx, Ds, np.zeros(kk.m)) >= 0
     n, m, mI = kk.n, kk.m, len(kk.I)
     r0, g = rng.standard_normal(n + mI), rng.standard_normal(m)
     rb = rng.standard_normal(n + mI)        # the barrier terms at μ_avg; at μ = σ μ_avg they scale by σ

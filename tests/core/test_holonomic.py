@@ -661,3 +661,15 @@ def test_newton_iterations_at_animation_step_sizes():
     for method in ("vi-cay", "vi-cay-ln", "vi-exp", "vi-cay4"):
         tr = integrate(SYSTEM, INITIAL, 0.05, 400, method)
         assert 1.0 <= tr.stats["newton_iterations_mean"] <= 3.0, (method, tr.stats)
+
+
+def test_step_rows_packs_long_runs_into_blocks_in_order():
+    """The scalar runners' record: rows beyond 65,536 go to packed blocks, the array keeps every row in order."""
+    from core.integrators.holonomic import StepRows
+    rows = StepRows((0.0, 0.5), 2)
+    for k in range(1, 70_001):
+        rows.add((float(k), k + 0.5))
+    assert len(rows.blocks) == 1 and len(rows.rows) == 70_001 - 65_536
+    out = rows.array()
+    np.testing.assert_array_equal(out, np.stack([np.arange(70_001.0), np.arange(70_001.0) + 0.5], axis=1))
+    assert StepRows((1.0, 2.0), 2).array().shape == (1, 2)
