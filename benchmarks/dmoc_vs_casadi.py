@@ -1,7 +1,6 @@
 """DMOC (core.dmoc) against the same NLP written with CasADi and solved by CasADi's IPOPT.
 
-    .venv/bin/python -m pip install -r requirements-bench.txt     # casadi (benchmark only)
-    bash scripts/install_ipopt.sh                                  # cyipopt for our IPOPT backend
+    bash scripts/install_ipopt.sh    # casadi, and cyipopt built on casadi's Ipopt (run by setup.sh)
     nice -n 10 .venv/bin/python benchmarks/dmoc_vs_casadi.py [--quick] [--robustness] [--no-scipy]
 
 Cases: the car tunnel sample (samples/car_tunnel.toml) at N = 50, 100, 200 and the helicopter canyon
@@ -414,6 +413,21 @@ def robustness(backend: str = "ipopt", pairs: int = 20) -> dict[str, tuple[int, 
     return out
 
 
+def ipopt_builds() -> str:
+    """Which Ipopt each side runs: the ratios depend on the build as much as on our code."""
+    import casadi
+    import cyipopt
+    libs = set()
+    try:
+        with open("/proc/self/maps") as maps:  # Linux: the shared libraries actually loaded
+            libs = {line.split()[-1] for line in maps if "libipopt" in line}
+    except OSError:
+        pass
+    ours = "Ipopt %d.%d.%d" % tuple(cyipopt.IPOPT_VERSION)
+    return (f"ours: cyipopt {cyipopt.__version__} on {ours}; CasADi {casadi.__version__} with its bundled Ipopt; "
+            f"libipopt loaded: {', '.join(sorted(libs)) or 'unknown'}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="car N = 50, 100 only (plus the canyon)")
@@ -426,7 +440,8 @@ def main() -> None:
     try:
         import casadi  # noqa: F401
     except ImportError:
-        sys.exit("needs casadi: .venv/bin/python -m pip install -r requirements-bench.txt")
+        sys.exit("needs casadi: bash scripts/install_ipopt.sh (requirements-ipopt.txt)")
+    print(ipopt_builds(), flush=True)
     if not args.robustness_only:
         benchmark(args.quick, not args.no_scipy)
     if args.robustness or args.robustness_only:

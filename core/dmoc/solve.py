@@ -469,10 +469,13 @@ def _solve_ipopt(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, 
     opts = {"tol": o.tol, "constr_viol_tol": o.constraint_tol, "max_iter": int(o.max_iter),
             "max_cpu_time": float(o.time_limit_s), "print_level": 5 if o.verbose else 0,
             "sb": "yes", "mu_strategy": "adaptive", "bound_relax_factor": 0.0,
-            "hessian_approximation": "limited-memory" if o.hessian == "limited-memory" else "exact",
-            # AMD: on the block-banded DMOC KKT systems MUMPS factorises 1.3–1.5× faster than with
-            # its automatic choice (car tunnel and helicopter canyon, same iterates; docs/benchmarks/dmoc.md)
-            "mumps_pivot_order": 0}
+            "hessian_approximation": "limited-memory" if o.hessian == "limited-memory" else "exact"}
+    if tuple(getattr(cyipopt, "IPOPT_VERSION", (0,))) < (3, 14, 19):
+        # MUMPS 5.5.1 (the cyipopt-wheels build) factorises the block-banded DMOC KKT systems
+        # 1.3–1.5× faster with AMD than with its automatic choice; with MUMPS 5.8.2 and METIS
+        # (casadi's Ipopt 3.14.19) the automatic choice is as fast on the car tunnel and 17 %
+        # faster on the helicopter canyon (docs/benchmarks/dmoc.md).
+        opts["mumps_pivot_order"] = 0
     if o.ipopt_scaling:
         D, Sc, sf = scaling(nlp, z0)
         prob.set_problem_scaling(obj_scaling=sf, x_scaling=1.0 / D, g_scaling=Sc)
