@@ -52,8 +52,9 @@ class Jet:
     def variables(X: np.ndarray) -> list["Jet"]:
         """The columns of X (B, n) as n independent variables."""
         B, n = X.shape
-        eye = np.eye(n)
-        return [Jet(X[:, i].astype(float), np.broadcast_to(eye[i], (B, n)), None) for i in range(n)]
+        E = np.repeat(np.eye(n)[None], B, axis=0)  # one array whose rows are the unit gradients (never written)
+        V = X.T.astype(float)
+        return [Jet(V[i], E[:, i], None) for i in range(n)]
 
     def hessian(self) -> np.ndarray:
         """The symmetric Hessian (B, n, n)."""

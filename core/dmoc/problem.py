@@ -198,6 +198,16 @@ class Group:
         return fd_hessian_colored(jac, X, self.params, lam, colors, hmask, plan)
 
 
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """a and b hold the same values: a cheap test for the last-point caches (a byte comparison of float
+    arrays; a −0.0 against 0.0 only costs a recomputation)."""
+    if a.shape != b.shape:
+        return False
+    if a.dtype == b.dtype == np.float64:
+        return a.tobytes() == b.tobytes()
+    return bool(np.array_equal(a, b))
+
+
 class LastCall:
     """f(X, *params) remembered at the last point: IPOPT asks the values, the Jacobian and the Hessian
     at the same z, and groups that share a sub-computation (the body points of every obstacle's
@@ -212,8 +222,8 @@ class LastCall:
 
     def __call__(self, X: np.ndarray, *params: Any) -> Any:
         last = self.X
-        if (last is not None and last.shape == X.shape and len(params) == len(self.params)
-                and all(a is b for a, b in zip(params, self.params)) and np.array_equal(last, X)):
+        if (last is not None and len(params) == len(self.params)
+                and all(a is b for a, b in zip(params, self.params)) and same_values(last, X)):
             return self.out
         self.out = self.f(X, *params)
         self.X, self.params = np.array(X, dtype=float, copy=True), params
@@ -451,7 +461,7 @@ class NLP:
         """Cost and constraint values at z (derivatives are computed on request, see ``derivatives``)."""
         z = np.asarray(z, dtype=float)
         c = self._cache
-        if c is not None and np.array_equal(c.z, z):
+        if c is not None and same_values(c.z, z):
             return c
         self.evaluations += 1
         y = self.full(z)
@@ -502,7 +512,7 @@ class NLP:
         """Lower triangle of ∇²(obj_factor·cost + lamᵀ c) on hess_pattern."""
         z = np.asarray(z, dtype=float)
         c = self._cache
-        if c is not None and c.xc is not None and np.array_equal(c.z, z):
+        if c is not None and c.xc is not None and same_values(c.z, z):
             xc, xo = c.xc, c.xo  # the solvers ask the Hessian at the point just evaluated
         else:
             y = self.full(z)
@@ -577,5 +587,5 @@ def check_finite(name: str, a: np.ndarray) -> None:
         raise VehicleMotionError(f"{name}: non-finite values")
 
 
-__all__ = ["Layout", "Group", "NLP", "Evaluation", "LastCall", "fd_jacobian", "cs_jacobian", "fd_hessian",
+__all__ = ["Layout", "Group", "NLP", "Evaluation", "LastCall", "same_values", "fd_jacobian", "cs_jacobian", "fd_hessian",
            "fd_hessian_colored", "fd_hessian_plan", "FD_STEP", "CS_STEP"]

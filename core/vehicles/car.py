@@ -276,59 +276,88 @@ def step(state: Array, controls: Array, dt: float, alpha: float, car: Car) -> Ar
     return np.stack(out[:6], axis=-1)
 
 
+def step_partials(car: Car, sg: Array, th: Array, p: Array, f: Array, w: Array, dt: float,
+                   alpha: float) -> dict[str, Array]:
+    """The intermediates of the explicit update and their nonzero partials (chain rule, see
+    :func:`step_jacobian`). Only the partials that are not structurally 0 or 1 are formed, stacked over
+    the columns (σ, p, f, w) (``_PCOLS``): each is the very same floating-point expression as in the
+    dense chain rule with the zero terms dropped (x + 0 = x, x·1 = x exactly), so the Jacobian is
+    bit-for-bit that of the dense form."""
+    h, a, c, kap, rho = dt, car.a, car.c, car.kappa, car.wheel_radius
+    ah = alpha * h
+    sa = sg + ah * w                                     # σ_{k+α}: ∂/∂σ = 1, ∂/∂w = αh
+    s1 = sg + h * w                                      # σ_{k+1}: ∂/∂σ = 1, ∂/∂w = h
+    D = a + c * sg * sa
+    hb = h * (1 - alpha)
+    u = (p + hb * f) / D                                 # numerator: ∂/∂p = 1, ∂/∂f = h(1−α)
+    shape = np.shape(u)
+    du = np.empty((4,) + shape)                          # ∂u/∂(σ, p, f, w)
+    du[0] = -(u * (c * (sa + sg))) / D
+    du[1] = 1 / D
+    du[2] = hb / D
+    du[3] = -(u * (c * (sg * ah))) / D
+    k = 0.5 * h * kap
+    z = k * sa * u
+    u0 = np.zeros((4,) + shape)                          # u ∂σ_{k+α}/∂(σ, p, f, w)
+    u0[0] = u
+    u0[3] = u * ah
+    dz = k * (u0 + sa * du)
+    sinc = _sinc(z)
+    zg = z * _dsinc_over_z(z * z)
+    hr = h * rho
+    L = hr * u * sinc
+    dL = hr * (sinc * du + u * (zg * dz))
+    tm = th + z
+    ct, st = np.cos(tm), np.sin(tm)
+    Mq = a + c * s1 * sa
+    cu = c * u
+    return dict(sa=sa, s1=s1, D=D, u=u, du=du, z=z, dz=dz, sinc=sinc, zg=zg, L=L, dL=dL, ct=ct, st=st,
+                Lst=L * st, Lct=L * ct, Mq=Mq, cu=cu, shape=shape)
+
+
+# the columns (of ψ, σ, θ, x, y, p, f^ψ, u^σ) of the partials stacked by step_partials
+_PCOLS = [1, 5, 6, 7]
+
+
+def step_jacobian_rows(q: dict[str, Array], dt: float, alpha: float) -> Array:
+    """∂(ψ₁, σ₁, θ₁, x₁, y₁, p₁)/∂(ψ, σ, θ, x, y, p, f, w) from :func:`step_partials`, laid out (6, 8, ...)."""
+    h = dt
+    du, dz, dL, Lst, Lct, Mq, cu, sa, s1 = (q[k] for k in ("du", "dz", "dL", "Lst", "Lct", "Mq", "cu", "sa", "s1"))
+    T = np.zeros((6, 8) + q["shape"])
+    for r in range(5):
+        T[r, r] = 1.0                                    # ψ, σ, θ, x, y carried
+    T[1, 7] = h
+    T[3, 2] = -Lst
+    T[4, 2] = Lct
+    T[0, _PCOLS] = h * du
+    T[2, _PCOLS] = 2 * dz
+    T[3, _PCOLS] = q["ct"] * dL - Lst * dz
+    T[4, _PCOLS] = q["st"] * dL + Lct * dz
+    p0 = np.zeros(du.shape)                              # c u (σ_{k+α} ∂σ_{k+1} + σ_{k+1} ∂σ_{k+α})
+    p0[0] = cu * (sa + s1)
+    p0[3] = cu * (sa * h + s1 * (alpha * h))
+    T[5, _PCOLS] = p0 + Mq * du
+    T[5, 6] += h * alpha
+    return T
+
+
 def step_jacobian(state: Array, controls: Array, dt: float, alpha: float, car: Car) -> tuple[Array, Array, Array]:
     """The next state and its analytic Jacobians ∂/∂state (..., 6, 6) and ∂/∂controls (..., 6, 2).
 
     Chain rule through the explicit update; every intermediate carries its gradient with respect
-    to (ψ, σ, θ, x, y, p, torque, steering_rate). Finite at ω = 0 (series for d sinc/dz).
+    to (ψ, σ, θ, x, y, p, torque, steering_rate) (only its nonzero entries are formed,
+    :func:`step_partials`). Finite at ω = 0 (series for d sinc/dz).
     """
     state = np.asarray(state, dtype=float)
     controls = np.asarray(controls, dtype=float)
     batch = np.broadcast_shapes(state.shape[:-1], controls.shape[:-1])
     psi, sg, th, x, y, p = (np.broadcast_to(v, batch) for v in np.moveaxis(state, -1, 0))
     f, w = (np.broadcast_to(v, batch) for v in np.moveaxis(controls, -1, 0))
-    h, a, c, kap, rho = dt, car.a, car.c, car.kappa, car.wheel_radius
-
-    def unit(i: int) -> Array:
-        e = np.zeros(batch + (8,))
-        e[..., i] = 1.0
-        return e
-
-    PSI, SG, TH, X, Y, P, F, W = (unit(i) for i in range(8))
-    col = lambda v: np.asarray(v)[..., None]  # noqa: E731
-
-    sa = sg + alpha * h * w
-    d_sa = SG + alpha * h * W
-    s1 = sg + h * w
-    d_s1 = SG + h * W
-    D = a + c * sg * sa
-    d_D = c * (col(sa) * SG + col(sg) * d_sa)
-    N = p + h * (1 - alpha) * f
-    d_N = P + h * (1 - alpha) * F
-    u = N / D
-    d_u = (d_N - col(u) * d_D) / col(D)
-    z = 0.5 * h * kap * sa * u
-    d_z = 0.5 * h * kap * (col(u) * d_sa + col(sa) * d_u)
-    sinc = _sinc(z)
-    d_sinc = col(z * _dsinc_over_z(z * z)) * d_z
-    L = h * rho * u * sinc
-    d_L = h * rho * (col(sinc) * d_u + col(u) * d_sinc)
-    tm = th + z
-    d_tm = TH + d_z
-    ct, st = np.cos(tm), np.sin(tm)
-    x1 = x + L * ct
-    d_x1 = X + col(ct) * d_L - col(L * st) * d_tm
-    y1 = y + L * st
-    d_y1 = Y + col(st) * d_L + col(L * ct) * d_tm
-    th1 = th + 2 * z
-    d_th1 = TH + 2 * d_z
-    psi1 = psi + h * u
-    d_psi1 = PSI + h * d_u
-    Mq = a + c * s1 * sa
-    p1 = Mq * u + h * alpha * f
-    d_p1 = c * col(u) * (col(sa) * d_s1 + col(s1) * d_sa) + col(Mq) * d_u + h * alpha * F
-    nxt = np.stack([psi1, s1, th1, x1, y1, p1], axis=-1)
-    J = np.stack([d_psi1, d_s1, d_th1, d_x1, d_y1, d_p1], axis=-2)      # (..., 6, 8)
+    q = step_partials(car, sg, th, p, f, w, dt, alpha)
+    u, L = q["u"], q["L"]
+    nxt = np.stack([psi + dt * u, q["s1"], th + 2 * q["z"], x + L * q["ct"], y + L * q["st"],
+                    q["Mq"] * u + dt * alpha * f], axis=-1)
+    J = np.ascontiguousarray(np.moveaxis(step_jacobian_rows(q, dt, alpha), (0, 1), (-2, -1)))
     return nxt, J[..., :6], J[..., 6:]
 
 
@@ -516,5 +545,5 @@ def simulate(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: f
 
 
 __all__ = ["Car", "CarInitial", "PRESETS", "INPUT_NAMES", "SHAPE_NAMES", "STATE_NAMES", "PARAMETERS",
-           "initial_state", "advance", "advance_float", "float_constants", "step", "step_jacobian", "rollout", "rhs", "reference",
-           "check_controls", "simulate"]
+           "initial_state", "advance", "advance_float", "float_constants", "step", "step_jacobian",
+           "step_partials", "step_jacobian_rows", "rollout", "rhs", "reference", "check_controls", "simulate"]

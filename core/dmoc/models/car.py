@@ -215,16 +215,18 @@ class CarModel(Model):
             return out
 
         def jac(Xl):
+            # −[∂Φ/∂s, ∂Φ/∂u] (carlib.step_jacobian's chain rule, nonzero partials only) and −(∂Φ/∂h)/N
+            # from the same intermediates, written straight into the (B, 6, 15) block
             h = Xl[:, 14] / N
             J = np.zeros((Xl.shape[0], 6, 15))
-            J[:, :, 8:14] = np.eye(6)
+            J[:, :, 8:14] = _EYE6
             for hv, sel in _h_sets(h):
-                s, u = Xl[sel, :6], Xl[sel, 6:8]
-                _, Js, Ju = carlib.step_jacobian(s, u, hv, alpha, car)
-                J[sel, :, :6] = -Js
-                J[sel, :, 6:8] = -Ju
+                Xs = Xl[sel]
+                sg, f, w = Xs[:, SIG], Xs[:, 6], Xs[:, 7]
+                q = carlib.step_partials(car, sg, Xs[:, TH], Xs[:, P], f, w, hv, alpha)
+                J[sel, :, :8] = -np.moveaxis(carlib.step_jacobian_rows(q, hv, alpha), -1, 0)
                 if free_T:
-                    J[sel, :, 14] = -step_dh(car, s, u, hv, alpha) / N
+                    J[sel, :, 14] = -_step_dh(car, q, sg, f, w, hv, alpha) / N
             return J
 
         nl = _NL if free_T else _NL[:-1]  # a fixed duration: h is a constant of the jets
@@ -352,6 +354,7 @@ def _h_sets(h: np.ndarray):
 
 # local columns of (σ_k, θ_k, p_k, f_k, w_k, T) in the dynamics group: the variables Φ is nonlinear in
 _NL = np.array([SIG, TH, P, 6, 7, 14])
+_EYE6 = np.eye(6)
 
 
 def step_lagrangian_hessian(car: carlib.Car, V: np.ndarray, lam: np.ndarray, N: int, alpha: float,
@@ -391,30 +394,29 @@ def step_dh(car: carlib.Car, s: np.ndarray, u: np.ndarray, h: float, alpha: floa
     chord = hρu^ψ sinc z, x₁ = x + chord cos(θ + z), y₁ = y + chord sin(θ + z), θ₁ = θ + 2z,
     ψ₁ = ψ + hu^ψ, p₁ = (a + cσ_{k+1}σ_{k+α})u^ψ + hαf — differentiated in h.
     """
-    a, c, kap, rho = car.a, car.c, car.kappa, car.wheel_radius
-    sg, th, p = s[:, SIG], s[:, TH], s[:, P]
-    f, w = u[:, 0], u[:, 1]
-    sa, s1 = sg + alpha * h * w, sg + h * w
+    sg, f, w = s[:, SIG], u[:, 0], u[:, 1]
+    return _step_dh(car, carlib.step_partials(car, sg, s[:, TH], s[:, P], f, w, h, alpha), sg, f, w, h, alpha)
+
+
+def _step_dh(car: carlib.Car, q: dict, sg: np.ndarray, f: np.ndarray, w: np.ndarray, h: float,
+             alpha: float) -> np.ndarray:
+    """:func:`step_dh` from the update's intermediates q (``core.vehicles.car.step_partials``: σ_{k+α},
+    σ_{k+1}, a + cσσ_{k+α}, u^ψ, z, sinc z, z g(z²), chord, cos/sin(θ + z), a + cσ_{k+1}σ_{k+α})."""
+    c, kap, rho = car.c, car.kappa, car.wheel_radius
+    sa, s1, D, uu, sinc = q["sa"], q["s1"], q["D"], q["u"], q["sinc"]
     dsa, ds1 = alpha * w, w
-    D = a + c * sg * sa
-    Nn = p + h * (1 - alpha) * f
-    uu = Nn / D
     du = ((1 - alpha) * f - uu * c * sg * dsa) / D
-    z = 0.5 * h * kap * sa * uu
     dz = 0.5 * kap * (sa * uu + h * (dsa * uu + sa * du))
-    zz = np.where(z == 0.0, 1.0, z)
-    sinc = np.where(z == 0.0, 1.0, np.sin(zz) / zz)
-    dsinc = z * _dsinc_over_z(z * z) * dz
-    chord = h * rho * uu * sinc
+    dsinc = q["zg"] * dz
     dchord = rho * (uu * sinc + h * du * sinc + h * uu * dsinc)
-    tm = th + z
-    out = np.empty((s.shape[0], 6))
+    ct, st = q["ct"], q["st"]
+    out = np.empty((sg.shape[0], 6))
     out[:, PSI] = uu + h * du
     out[:, SIG] = ds1
     out[:, TH] = 2 * dz
-    out[:, X] = dchord * np.cos(tm) - chord * np.sin(tm) * dz
-    out[:, Y] = dchord * np.sin(tm) + chord * np.cos(tm) * dz
-    out[:, P] = c * (ds1 * sa + s1 * dsa) * uu + (a + c * s1 * sa) * du + alpha * f
+    out[:, X] = dchord * ct - q["Lst"] * dz
+    out[:, Y] = dchord * st + q["Lct"] * dz
+    out[:, P] = c * (ds1 * sa + s1 * dsa) * uu + q["Mq"] * du + alpha * f
     return out
 
 
