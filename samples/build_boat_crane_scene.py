@@ -29,10 +29,8 @@ import math
 import pathlib
 import sys
 
-import bpy
-
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_car_tunnel_scene import PACKAGE, _box, _empty, _mesh_object  # noqa: E402
+from build_car_tunnel_scene import PACKAGE, _box, _camera, _empty, _mesh_object  # noqa: E402
 import scene_kit  # noqa: E402
 
 DURATION = 10.0
@@ -80,16 +78,9 @@ def build(fps: int = 24, *, steps_per_frame: int = 2) -> dict:
 
     water = _mesh_object("Water", _box((-20.0, -20.0, -0.01), (40.0, 20.0, 0.0)), root)
     water.hide_select = True
-    cam = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
-    root.objects.link(cam)
-    cam.location, cam.rotation_euler = (6.0, -16.0, 6.0), (math.radians(75.0), 0.0, math.radians(15.0))
-    scene.camera = cam
+    _camera("Camera", root, scene, (6.0, -16.0, 6.0), (math.radians(75.0), 0.0, math.radians(15.0)))
 
-    vm = scene.vehicle_motion
-    vm.frame_start, vm.frame_end, vm.steps_per_frame = 1, frame_end, steps_per_frame
-    scene.frame_set(1)
-    bpy.context.view_layer.objects.active = boat
-    boat.select_set(True)
+    scene_kit.vehicle_settings(scene, boat, steps_per_frame=steps_per_frame)
     return {"vehicle": boat.name, "parts": [crane.name, hook.name], "load": load.name, "tip": tip.name,
             "frame_end": frame_end, "fps": fps, "float_z": z}
 

@@ -27,10 +27,8 @@ import math
 import pathlib
 import sys
 
-import bpy
-
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_car_tunnel_scene import _box, _boxes, _empty, _mesh_object  # noqa: E402
+from build_car_tunnel_scene import _box, _boxes, _camera, _empty, _mesh_object  # noqa: E402
 import scene_kit  # noqa: E402
 
 DURATION = 9.0
@@ -89,18 +87,9 @@ def build(fps: int = 24, *, steps_per_frame: int = 2) -> dict:
 
     ground = _mesh_object("Ground", _box((-10.0, -10.0, -0.05), (40.0, 45.0, 0.0)), root)
     ground.hide_select = True
-    cam_data = bpy.data.cameras.new("Top Camera")
-    cam_data.type, cam_data.ortho_scale = "ORTHO", 50.0
-    cam = bpy.data.objects.new("Top Camera", cam_data)
-    root.objects.link(cam)
-    cam.location = (15.0, 15.0, 60.0)
-    scene.camera = cam
+    _camera("Top Camera", root, scene, (15.0, 15.0, 60.0), ortho_scale=50.0)
 
-    vm = scene.vehicle_motion
-    vm.frame_start, vm.frame_end, vm.steps_per_frame = 1, frame_end, steps_per_frame
-    scene.frame_set(1)
-    bpy.context.view_layer.objects.active = car
-    car.select_set(True)
+    scene_kit.vehicle_settings(scene, car, steps_per_frame=steps_per_frame)
     return {"vehicle": car.name, "trailer": trailer.name, "axle": axle.name, "frame_end": frame_end, "fps": fps}
 
 

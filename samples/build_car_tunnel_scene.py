@@ -147,6 +147,18 @@ def _empty(name, collection, location, display="PLAIN_AXES", size=1.0, parent=No
     return obj
 
 
+def _camera(name: str, collection, scene, location, rotation=(0.0, 0.0, 0.0), ortho_scale: float | None = None):
+    """The scene's camera: orthographic at ``ortho_scale`` when given (looking down −Z unrotated)."""
+    data = bpy.data.cameras.new(name)
+    if ortho_scale is not None:
+        data.type, data.ortho_scale = "ORTHO", ortho_scale
+    cam = bpy.data.objects.new(name, data)
+    collection.objects.link(cam)
+    cam.location, cam.rotation_euler = location, rotation
+    scene.camera = cam
+    return cam
+
+
 def build(fps: int = 24, *, steps_per_frame: int = 1, time_limit_s: float = 300.0, max_iter: int = 1000,
           backend: str = "SCIPY") -> dict:
     """Replace the current file's contents with the sample scene; the names of its parts."""
@@ -226,12 +238,7 @@ def build(fps: int = 24, *, steps_per_frame: int = 1, time_limit_s: float = 300.
     # ---- ground, camera, light (for looking at it; not obstacles)
     ground = _mesh_object("Ground", _box((-10.0, -30.0, -0.05), (75.0, 40.0, 0.0)), root)
     ground.hide_select = True
-    cam_data = bpy.data.cameras.new("Top Camera")
-    cam_data.type, cam_data.ortho_scale = "ORTHO", 90.0
-    cam = bpy.data.objects.new("Top Camera", cam_data)
-    root.objects.link(cam)
-    cam.location = (32.0, 6.0, 80.0)
-    scene.camera = cam
+    _camera("Top Camera", root, scene, (32.0, 6.0, 80.0), ortho_scale=90.0)
     sun = bpy.data.objects.new("Sun", bpy.data.lights.new("Sun", "SUN"))
     root.objects.link(sun)
     sun.rotation_euler = (0.6, 0.2, 0.4)

@@ -28,10 +28,8 @@ import math
 import pathlib
 import sys
 
-import bpy
-
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_car_tunnel_scene import _box, _empty, _mesh_object  # noqa: E402
+from build_car_tunnel_scene import _box, _camera, _empty, _mesh_object  # noqa: E402
 import scene_kit  # noqa: E402
 
 DURATION = 12.0
@@ -89,17 +87,10 @@ def build(fps: int = 24, *, steps_per_frame: int = 2) -> dict:
 
     ground = _mesh_object("Ground", _box((-20.0, -20.0, -0.05), (60.0, 20.0, 0.0)), root)
     ground.hide_select = True
-    cam = bpy.data.objects.new("Side Camera", bpy.data.cameras.new("Side Camera"))
-    root.objects.link(cam)
-    cam.location, cam.rotation_euler = (15.0, -45.0, 18.0), (math.radians(85.0), 0.0, 0.0)
-    scene.camera = cam
+    _camera("Side Camera", root, scene, (15.0, -45.0, 18.0), (math.radians(85.0), 0.0, 0.0))
     _empty("Start Mark", root, (HOVER[0], HOVER[1], 0.0), "CIRCLE", 2.0)
 
-    vm = scene.vehicle_motion
-    vm.frame_start, vm.frame_end, vm.steps_per_frame = 1, frame_end, steps_per_frame
-    scene.frame_set(1)
-    bpy.context.view_layer.objects.active = heli
-    heli.select_set(True)
+    scene_kit.vehicle_settings(scene, heli, steps_per_frame=steps_per_frame)
     return {"vehicle": heli.name, "links": [upper.name, lower.name], "load": load.name, "frame_end": frame_end,
             "fps": fps, "hook": HOOK, "link": LINK}
 

@@ -27,18 +27,24 @@ def new_scene(name: str, fps: int, duration: float):
     return scene, frame_end
 
 
-def solve_settings(scene, vehicle, *, steps_per_frame: int, backend: str, max_iter: int,
-                   time_limit_s: float) -> None:
-    """Solve the whole scene range with these settings; ``vehicle`` selected and active at frame 1."""
+def vehicle_settings(scene, vehicle, *, steps_per_frame: int) -> None:
+    """The whole scene range at ``steps_per_frame``; ``vehicle`` selected and active at the first frame."""
     vm = scene.vehicle_motion
     vm.frame_start, vm.frame_end = scene.frame_start, scene.frame_end
     vm.steps_per_frame = steps_per_frame
-    vm.solver_backend = backend
-    vm.max_iter = max_iter
-    vm.time_limit_s = time_limit_s
     scene.frame_set(scene.frame_start)
     bpy.context.view_layer.objects.active = vehicle
     vehicle.select_set(True)
+
+
+def solve_settings(scene, vehicle, *, steps_per_frame: int, backend: str, max_iter: int,
+                   time_limit_s: float) -> None:
+    """Solve the whole scene range with these settings (:func:`vehicle_settings`)."""
+    vm = scene.vehicle_motion
+    vm.solver_backend = backend
+    vm.max_iter = max_iter
+    vm.time_limit_s = time_limit_s
+    vehicle_settings(scene, vehicle, steps_per_frame=steps_per_frame)
 
 
 def key_at_rest_pose(obj, frame: int, location, speed: float = 0.0) -> None:
