@@ -6,10 +6,10 @@ with respect to n independent variables. Arithmetic follows the chain rule to se
     (a b)'' = a b'' + b a'' + a' b'ᵀ + b' a'ᵀ,   (1/b)'' = −b''/b² + 2 b' b'ᵀ/b³,
     φ(a)''  = φ'(a) a'' + φ''(a) a' a'ᵀ.
 
-Used for the Lagrangian Hessians of explicit per-step updates (the car's, ``models/car.py``; the
-momentum maps C_τ(hξ)ᵀ𝕀ξ of the holonomic vehicles, ``models/holonomic.py``): Σ_i λ_i ∇²Φ_i is the H
-of the jet Σ_i λ_i Φ_i (λ constants per instance), exact to rounding. Constants (floats or (B,)
-arrays) mix freely with jets.
+Used for the Lagrangian Hessians of explicit per-step updates (the momentum maps C_τ(hξ)ᵀ𝕀ξ of
+the holonomic vehicles, ``models/holonomic.py``; the tests check the car's closed-form Hessian
+against them): Σ_i λ_i ∇²Φ_i is the H of the jet Σ_i λ_i Φ_i (λ constants per instance), exact
+to rounding. Constants (floats or (B,) arrays) mix freely with jets.
 
 :class:`RationalMap` gives the exact first and second derivatives of the Cayley-type rotation maps
 (cay, B_cay) in closed form, for the multilinear pose update of eq. (9) (``models/holonomic.py``).

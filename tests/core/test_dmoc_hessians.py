@@ -189,6 +189,72 @@ def test_momentum_map_hessian_matches_differences_of_its_jacobian(method, T_free
     assert np.max(np.abs(H - Hd)) < 1e-7 * max(1.0, np.abs(Hd).max())
 
 
+def _car_step_hessian_jets(car, V, lam, N, alpha, T_free=True):
+    """The reference for the closed form: Σ_i λ_i ∇²Φ_i of the car's explicit update by second-order jets
+    (the formulas of ``carmodel.step_lagrangian_hessian``'s docstring, traced through ``core.dmoc.jets``)."""
+    if T_free:
+        sg, th, p, f, w, T = jets.Jet.variables(V)
+        h = T * (1.0 / N)
+    else:
+        sg, th, p, f, w = jets.Jet.variables(V[:, :5])
+        h = V[:, 5] / N
+    hw = h * w
+    sa = sg + hw.scale(alpha)
+    u = (p + (h * f).scale(1.0 - alpha)) / ((sg * sa).scale(car.c) + car.a)
+    hu = h * u
+    z = (sa * hu).scale(0.5 * car.kappa)
+    chord = (hu * jets.sinc(z, carmodel._dsinc_over_z)).scale(car.wheel_radius)
+    tm = th + z
+    Lg = (hu.scale(lam[:, 0]) + hw.scale(lam[:, 1]) + z.scale(2.0 * lam[:, 2])
+          + chord * (jets.cos(tm).scale(lam[:, 3]) + jets.sin(tm).scale(lam[:, 4]))
+          + (h * f + (w * z).scale(2.0 * car.c / car.kappa)).scale(lam[:, 5]))
+    return Lg.hessian()
+
+
+def _car_points(regime: str, B: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """(σ, θ, p, f, w, T) and λ: random; ω = 0 exactly (z = 0, the sinc series); every |z| below the series
+    threshold; full lock; large (momenta, torques, durations and multipliers ×10–100, D ≥ a kept)."""
+    V = np.column_stack([rng.normal(scale=0.3, size=B), rng.uniform(-4, 4, B), rng.normal(scale=400, size=B),
+                         rng.normal(scale=300, size=B), rng.normal(scale=0.5, size=B), rng.uniform(2, 20, B)])
+    lam = rng.normal(size=(B, 6))
+    if regime == "straight":
+        V[:, 0] = 0.0
+        V[:, 4] = 0.0
+    elif regime == "small-z":
+        V[:, 0] *= 1e-3
+        V[:, 4] *= 1e-3
+    elif regime == "full-lock":
+        V[:, 0] = np.tan(0.6) * np.sign(V[:, 0])
+    elif regime == "large":
+        V[:, 4] = np.abs(V[:, 4]) * np.sign(V[:, 0])   # σ and σ_{k+α} of one sign: D ≥ a (well conditioned)
+        V[:, 2:4] *= 10.0
+        V[:, 5] *= 10.0
+        lam *= rng.uniform(10, 100, size=(B, 1))
+    return V, lam
+
+
+@pytest.mark.parametrize("T_free", [True, False], ids=["free-T", "fixed-T"])
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
+@pytest.mark.parametrize("regime", ["random", "straight", "small-z", "full-lock", "large", "mixed"])
+def test_car_step_hessian_closed_form_matches_the_jets(regime, alpha, T_free):
+    rng = np.random.default_rng(16)
+    car = carlib.Car.preset("hatchback")
+    B, N = 40, 40
+    if regime == "mixed":    # one batch across the threshold, with z = 0 in it
+        V, lam = _car_points("random", B, rng)
+        V[::3, [0, 4]] *= 1e-3
+        V[::5, [0, 4]] = 0.0
+    else:
+        V, lam = _car_points(regime, B, rng)
+    H = carmodel.step_lagrangian_hessian(car, V, lam, N, alpha, T_free)
+    Hj = _car_step_hessian_jets(car, V, lam, N, alpha, T_free)
+    n = 6 if T_free else 5
+    assert H.shape == (B, n, n)
+    scale = np.abs(Hj).max(axis=(1, 2), keepdims=True)
+    assert np.all(np.abs(H - Hj) <= 1e-12 * scale)
+    assert np.array_equal(H, np.swapaxes(H, 1, 2))
+
+
 def test_car_step_hessian_with_fixed_duration_is_the_block_of_the_free_one():
     car = carlib.Car.preset("hatchback")
     rng = np.random.default_rng(15)
@@ -202,19 +268,12 @@ def test_car_step_hessian_with_fixed_duration_is_the_block_of_the_free_one():
 
 
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0])
-@pytest.mark.parametrize("regime", ["random", "straight", "full-lock"])
+@pytest.mark.parametrize("regime", ["random", "straight", "full-lock", "large"])
 def test_car_step_hessian_matches_differences_of_the_analytic_jacobian(alpha, regime):
     car = carlib.Car.preset("hatchback")
     rng = np.random.default_rng(7)
     B, N = 12, 40
-    V = np.column_stack([rng.normal(scale=0.3, size=B), rng.uniform(-4, 4, B), rng.normal(scale=400, size=B),
-                         rng.normal(scale=300, size=B), rng.normal(scale=0.5, size=B), rng.uniform(2, 20, B)])
-    if regime == "straight":   # ω = 0 exactly (z = 0: the sinc series)
-        V[:, 0] = 0.0
-        V[:, 4] = 0.0
-    elif regime == "full-lock":
-        V[:, 0] = np.tan(0.6) * np.sign(V[:, 0])
-    lam = rng.normal(size=(B, 6))
+    V, lam = _car_points(regime, B, rng)
 
     def grad(Vb):
         s = np.zeros((len(Vb), 6))

@@ -18,17 +18,16 @@ discrete Legendre transform). Node speed (what ``simulate`` reports): v_k = ρ p
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 from ...errors import ScenarioError
-from ...lie._series import smooth
+from ...lie._series import SERIES_THRESHOLD as _SERIES_THRESHOLD, smooth
 from ...scenario import Table
 from ...trajectory import Trajectory
 from ...vehicles import car as carlib
-from .. import jets
-from ..jets import Jet
 from ..problem import Group
 from . import Model, read_integrator, se2_point_curvature, se2_point_map
 
@@ -229,11 +228,12 @@ class CarModel(Model):
                     J[sel, :, 14] = -_step_dh(car, q, sg, f, w, hv, alpha) / N
             return J
 
-        nl = _NL if free_T else _NL[:-1]  # a fixed duration: h is a constant of the jets
+        nl = _NL if free_T else _NL[:-1]  # a fixed duration: h is a constant, no T row
 
         def hess(Xl, lam):
+            # −Σλ_i∇²Φ_i as Σ(−λ_i)∇²Φ_i: the closed form is odd in λ, so this is the negation exactly
             H = np.zeros((Xl.shape[0], 15, 15))
-            H[:, nl[:, None], nl[None, :]] = -step_lagrangian_hessian(car, Xl[:, _NL], lam, N, alpha, free_T)
+            H[:, nl[:, None], nl[None, :]] = step_lagrangian_hessian(car, Xl[:, _NL], -lam, N, alpha, free_T)
             return H
 
         # ψ_k, x_k, y_k and s_{k+1} enter with constant coefficients: zero Hessian rows
@@ -339,8 +339,45 @@ class CarModel(Model):
 
 
 # d/dz (sin z / z) = (z cos z − sin z)/z² = z · g(z²), g by series near 0 (finite at ω = 0)
-_dsinc_over_z = smooth(lambda t: (np.cos(t) - np.sin(t) / t) / t**2,
-                       [-1 / 3, 1 / 30, -1 / 840, 1 / 45360, -1 / 3991680, 1 / 518918400])
+_G_SERIES = (-1 / 3, 1 / 30, -1 / 840, 1 / 45360, -1 / 3991680, 1 / 518918400)
+_dsinc_over_z = smooth(lambda t: (np.cos(t) - np.sin(t) / t) / t**2, _G_SERIES)
+
+
+@functools.lru_cache(maxsize=64)
+def _hess_constants(car: carlib.Car, N: int, alpha: float) -> tuple[np.ndarray, ...]:
+    """1/N, α/N, (1−α)/N, c, a, ½κ, ρ, 2c/κ, α, 1−α as 0-d arrays: numpy multiplies an array by a 0-d
+    array faster than by a Python float, and the Hessian's many small products are call-bound."""
+    al = float(alpha)
+    q = 1.0 / N
+    return tuple(np.array(v) for v in (q, al * q, (1.0 - al) * q, car.c, car.a, 0.5 * car.kappa, car.wheel_radius,
+                                       2.0 * car.c / car.kappa, al, 1.0 - al))
+
+
+_G_SERIES_0D = tuple(np.array(co) for co in _G_SERIES)
+
+
+def _sinc_g(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sinc z = sin z / z (1 at 0) and g(z²) = (cos z − sinc z)/z² (so sinc′ = z g, sinc″ = −sinc − 2g): the
+    values of :data:`_dsinc_over_z` (its series below |z| = 0.25, the direct formula above), without
+    its masked passes over the whole batch when all z are on one side of the threshold."""
+    zz = z * z
+    lo, hi = zz.min(initial=np.inf), zz.max(initial=0.0)
+    if lo >= _SERIES_THRESHOLD**2:                         # no series
+        s = np.sin(z) / z
+        return s, (np.cos(z) - s) / zz
+    if lo > 0.0:
+        s = np.sin(z) / z
+    else:
+        s = np.ones(z.shape)
+        np.divide(np.sin(z), z, out=s, where=z != 0.0)
+    g = zz * _G_SERIES_0D[-1]
+    for co in _G_SERIES_0D[-2:0:-1]:
+        g += co
+        g *= zz
+    g += _G_SERIES_0D[0]
+    if hi >= _SERIES_THRESHOLD**2:
+        np.divide(np.cos(z) - s, zz, out=g, where=zz >= _SERIES_THRESHOLD**2)
+    return s, g
 
 
 def _h_sets(h: np.ndarray):
@@ -360,31 +397,110 @@ _EYE6 = np.eye(6)
 def step_lagrangian_hessian(car: carlib.Car, V: np.ndarray, lam: np.ndarray, N: int, alpha: float,
                             T_free: bool = True) -> np.ndarray:
     """Σ_i λ_i ∇²Φ_i (B, 6, 6) over V = (σ, θ, p, f, w, T) (B, 6), h = T/N — or (B, 5, 5) over (σ, θ, p, f, w)
-    with h a constant when ``T_free`` is False (a fixed duration: fewer jet products): exact second
-    derivatives of the explicit car update (``core.vehicles.car.advance``) by second-order jets (``core.dmoc.jets``):
+    with h a constant when ``T_free`` is False — of the explicit car update (``core.vehicles.car.advance``)
 
-        σ_{k+α} = σ + αhw,  u^ψ = (p + h(1−α)f)/(a + cσσ_{k+α}),  z = ½κhσ_{k+α}u^ψ,
-        ψ₁ = ψ + hu^ψ,  σ₁ = σ + hw,  θ₁ = θ + 2z,  (x₁, y₁) = (x, y) + ρhu^ψ sinc z (cos, sin)(θ + z),
-        p₁ = p + hf + (2c/κ) w z.
+        σ_{k+α} = σ + αhw,  D = a + cσσ_{k+α},  u = (p + h(1−α)f)/D,  z = ½κσ_{k+α}hu,
+        ψ₁ = ψ + hu,  σ₁ = σ + hw,  θ₁ = θ + 2z,  (x₁, y₁) = (x, y) + ρhu sinc z (cos, sin)(θ + z),
+        p₁ = p + hf + (2c/κ) w z,
+
+    in closed form (:func:`_lagrangian_hessian_t`)."""
+    return _lagrangian_hessian_t(car, V, lam, N, alpha, T_free)
+
+
+def _lagrangian_hessian_t(car: carlib.Car, V: np.ndarray, lam: np.ndarray, N: int, alpha: float,
+                          T_free: bool) -> np.ndarray:
+    """The body of :func:`step_lagrangian_hessian`. λ·Φ = F(hu, z, θ, w, hw, hf) with
+
+        F = λ_ψ hu + λ_σ hw + λ_p hf + (2λ_θ + k₂w) z + G,  k₂ = 2cλ_p/κ,  G = ρ hu sinc z · C(θ + z),
+        C = λ_x cos + λ_y sin,  S = C′ = λ_y cos − λ_x sin,
+
+    so ∇²(λ·Φ) = Σ_j F_j ∇²y_j + Jᵀ∇²F J over the intermediates y. With sym(a, b) = abᵀ + baᵀ, q = 1/N,
+    ∇σ_{k+α} = e_σ + α(h e_w + wq e_T), ∇D = c(σ_{k+α} e_σ + σ∇σ_{k+α}), ∇u = (e_p + (1−α)(h e_f + fq e_T)
+    − u∇D)/D, ∇(hu) = h∇u + uq e_T, ∇z = ½κ(σ_{k+α}∇(hu) + hu∇σ_{k+α}) and, from
+    ∇²u = ((1−α)q sym(e_f, e_T) − u∇²D − sym(∇u, ∇D))/D, ∇²D = c(sym(e_σ, ∇σ_{k+α}) + σαq sym(e_w, e_T)),
+    ∇²(hu) = h∇²u + q sym(e_T, ∇u), ∇²z = ½κ(σ_{k+α}∇²(hu) + huαq sym(e_w, e_T) + sym(∇σ_{k+α}, ∇(hu))):
+
+        ∇²(λ·Φ) = sym(∇z, ½G_zz∇z + G_hz∇(hu) + G_zθ e_θ + k₂e_w) + sym(∇(hu), G_hθ e_θ) + G_θθ e_θe_θᵀ
+                  + sym(∇σ_{k+α}, ½κF_z∇(hu) − Quc e_σ) + sym(∇u, Pq e_T − Q∇D)
+                  + (½κF_z huα − Qucσα + λ_σ) q sym(e_w, e_T) + (Q(1−α) + λ_p) q sym(e_f, e_T),
+
+    F_z = 2λ_θ + k₂w + G_z, P = F_hu + ½κσ_{k+α}F_z, Q = Ph/D and the partials of G (s = sinc z,
+    s′ = z g(z²), s″ = −s − 2g): G_hu = ρsC, G_z = huG_hz, G_hz = ρ(s′C + sS), G_hθ = ρsS,
+    G_zz = ρhu(s″C + 2s′S − sC) = −2ρhu((s + g)C − s′S), G_zθ = ρhu(s′S − sC), G_θθ = −ρhu sC.
+    With ∇z = ½κσ_{k+α}∇(hu) + ½κhu∇σ_{k+α} the first line is sym(∇(hu), ½κσ_{k+α}v + G_hθ e_θ)
+    + sym(∇σ_{k+α}, ½κhu v) for v its first bracket: three products [∇(hu), ∇σ_{k+α}, ∇u] × [r₁, r₂, r₃]
+    (one batched matmul, symmetrised once) plus the θθ, wT and fT entries. (B, n, n).
     """
-    lam = np.asarray(lam, dtype=float)
-    if T_free:
-        sg, th, p, f, w, T = Jet.variables(V)
-        h = T * (1.0 / N)
-    else:
-        sg, th, p, f, w = Jet.variables(V[:, :5])
-        h = V[:, 5] / N
-    hw = h * w
-    sa = sg + hw.scale(alpha)
-    u = (p + (h * f).scale(1.0 - alpha)) / ((sg * sa).scale(car.c) + car.a)
+    n = 6 if T_free else 5
+    q, aq, bq, c, a, k, rho, c2k, al, bl = _hess_constants(car, N, alpha)
+    sg, th, p, f, w, T = np.asarray(V, dtype=float).T
+    lpsi, lsg, lth, lx, ly, lp = np.asarray(lam, dtype=float).T
+    h = T * q
+    ah = T * aq
+    bh = T * bq
+    sa = sg + ah * w
+    csg = c * sg
+    rD = np.reciprocal(csg * sa + a)
+    u = (p + bh * f) * rD
     hu = h * u
-    z = (sa * hu).scale(0.5 * car.kappa)
-    chord = (hu * jets.sinc(z, _dsinc_over_z)).scale(car.wheel_radius)
+    ksa = k * sa
+    khu = k * hu
+    z = ksa * hu
+    s, g = _sinc_g(z)
+    s1 = z * g
     tm = th + z
-    Lg = (hu.scale(lam[:, PSI]) + hw.scale(lam[:, SIG]) + z.scale(2.0 * lam[:, TH])
-          + chord * (jets.cos(tm).scale(lam[:, X]) + jets.sin(tm).scale(lam[:, Y]))
-          + (h * f + (w * z).scale(2.0 * car.c / car.kappa)).scale(lam[:, P]))
-    return Lg.hessian()
+    ct, st = np.cos(tm), np.sin(tm)
+    Cv = lx * ct + ly * st
+    Sv = ly * ct - lx * st
+    a1, a2 = s * Cv, s * Sv
+    a4 = s1 * Sv
+    rhu = rho * hu
+    G_hz = rho * (s1 * Cv + a2)
+    k2 = c2k * lp
+    F_z = lth + lth + k2 * w + hu * G_hz
+    Fk = k * F_z
+    P = lpsi + rho * a1 + F_z * ksa
+    Q = P * h * rD
+    Quc = Q * u * c
+    # the gradients (n, B), written straight into the stacked factors of the product
+    Lf = np.zeros((3, n) + sg.shape)
+    ghu, gsa, gu = Lf
+    gsa[0] = 1.0
+    gsa[4] = ah
+    gD = csg * gsa
+    gD[0] += c * sa
+    np.multiply(-u, gD, out=gu)
+    gu[2] = 1.0                                             # e_p + (1 − α)h e_f (∇D has no p, f entries)
+    gu[3] = bh
+    if T_free:
+        gsa[5] = aq * w
+        gD[5] = csg * gsa[5]
+        gu[5] = bq * f - u * gD[5]
+    gu *= rD
+    np.multiply(h, gu, out=ghu)
+    if T_free:
+        ghu[5] += u * q
+    gz = ksa * ghu + khu * gsa
+    v = (-rhu * (a1 + g * Cv - a4)) * gz + G_hz * ghu      # ½G_zz ∇z + G_hz ∇(hu)
+    v[1] += rhu * (a4 - a1)                                 # G_zθ
+    v[4] += k2
+    Rf = np.empty((3, n) + sg.shape)
+    r1, r2, r3 = Rf
+    np.multiply(ksa, v, out=r1)
+    r1[1] += rho * a2                                       # G_hθ
+    np.multiply(khu, v, out=r2)
+    r2 += Fk * ghu
+    r2[0] -= Quc
+    np.multiply(-Q, gD, out=r3)
+    if T_free:
+        r3[5] += P * q
+    X = np.matmul(Lf.T, Rf.transpose(2, 0, 1))
+    if T_free:
+        X[:, 4, 5] += ((Fk * hu - Quc * sg) * al + lsg) * q
+        X[:, 3, 5] += (Q * bl + lp) * q
+    H = X + X.transpose(0, 2, 1)
+    H[:, 1, 1] = -rhu * a1
+    return H
 
 
 def step_dh(car: carlib.Car, s: np.ndarray, u: np.ndarray, h: float, alpha: float) -> np.ndarray:
