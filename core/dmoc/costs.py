@@ -41,7 +41,7 @@ def effort(u_idx: np.ndarray, T_idx: int, weights: np.ndarray, scale: float = 1.
         u, h = X[:, :nu], X[:, nu] / N
         lm = lam[:, 0]
         H = np.zeros((X.shape[0], nu + 1, nu + 1))
-        H[:, np.arange(nu), np.arange(nu)] = (2.0 * lm * h)[:, None] * w
+        H.reshape(X.shape[0], -1)[:, :nu * (nu + 2):nu + 2] = (2.0 * lm * h)[:, None] * w  # the (u, u) diagonal
         H[:, :nu, nu] = H[:, nu, :nu] = (2.0 * lm / N)[:, None] * w * u
         return H
 

@@ -34,11 +34,18 @@ import numpy as np
 
 from .problem import same_values
 
+try:  # the clip ufunc and einsum themselves: the same values without numpy's Python-level wrappers
+    from numpy._core._multiarray_umath import c_einsum as _einsum
+    from numpy._core.umath import clip as _clip
+except ImportError:  # pragma: no cover - numpy < 1.26
+    from numpy.core._multiarray_umath import c_einsum as _einsum
+    from numpy.core.umath import clip as _clip
+
 TINY = 1e-300
 
 
 def _norm(v: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.einsum("...i,...i->...", v, v))
+    return np.sqrt(_einsum("...i,...i->...", v, v))
 
 
 def sphere_distance(p: np.ndarray, center: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
@@ -66,14 +73,14 @@ def _box(p: np.ndarray, center: np.ndarray, rotation: np.ndarray, half_extents: 
     q = np.asarray(p, dtype=float) - center
     if rotation is not None:
         q = q @ rotation  # Qᵀ(p − c) for row vectors
-    s = np.where(q < 0.0, -1.0, 1.0)
     w = np.abs(q) - half_extents
     out_v = np.maximum(w, 0.0)
     out = _norm(out_v)
     outside = out > 0.0
-    g_local = s * out_v / np.where(outside, out, 1.0)[..., None]
+    g_local = np.copysign(out_v, q) / np.where(outside, out, 1.0)[..., None]  # sign(q) max(w, 0) / |…|
     d = out
-    if not np.all(outside):
+    if not outside.all():
+        s = np.where(q < 0.0, -1.0, 1.0)
         inside_j = np.argmax(w, axis=-1)
         at = (np.arange(len(w)),) if w.ndim == 2 else ()
         if w.ndim == 2:
@@ -212,34 +219,23 @@ def _stacked(obstacles: Sequence[Obstacle], name: str) -> np.ndarray:
     return np.stack([np.asarray(getattr(ob, name), dtype=float) for ob in obstacles])[:, None, :]
 
 
-# The kernels of ObstacleSet: (d, ∇d, aux) of stacked obstacles of one kind, and ∇²d from (prm, aux), so
+# The kernels of ObstacleSet: (d, ∇d, aux) of stacked obstacles of one family, and ∇²d from (prm, aux), so
 # that the Hessian at the point whose values were just asked reuses d, ∇d and their intermediates
-# (the same formulas as the single-obstacle functions above: bit-identical results).
-def _spheres(p: np.ndarray, prm: tuple):
-    center, radius = prm
-    dv = p - center
-    n = _norm(dv)
-    g = dv / np.maximum(n, TINY)[..., None]
-    return n - radius, g, (g, n)
-
-
-def _spheres_hessian(prm: tuple, aux: tuple) -> np.ndarray:
-    g, n = aux
-    return _curvature(np.eye(3), g, n)
-
-
-def _capsules(p: np.ndarray, prm: tuple):
-    a, ab, L2, radius = prm
-    # t per capsule by the same product as capsule_distance (bit-identical results)
-    t_raw = np.stack([(p[0] - a[o, 0]) @ ab[o, 0] for o in range(len(a))]) / L2
-    dv = p - (a + np.clip(t_raw, 0.0, 1.0)[..., None] * ab)
+# (the same formulas as the single-obstacle functions above: bit-identical results). Spheres and
+# capsules are one family: a sphere is a capsule whose segment is a point (ab = 0, so t = 0, the
+# nearest point is a = c and P = I: the sphere's own expressions).
+def _rounds(p: np.ndarray, prm: tuple):
+    a, ab, L2, radius, _ = prm  # a, ab repeated over the points: (O, B, 3), no broadcast over the last axis
+    # t of every capsule by one batched matrix-vector product: the same sums as capsule_distance's
+    t_raw = np.matmul(p - a, ab[:, 0, :, None])[..., 0] / L2
+    dv = p - (a + np.repeat(_clip(t_raw, 0.0, 1.0), 3, axis=-1).reshape(ab.shape) * ab)
     n = _norm(dv)
     g = dv / np.maximum(n, TINY)[..., None]
     return n - radius, g, (t_raw, g, n)
 
 
-def _capsules_hessian(prm: tuple, aux: tuple) -> np.ndarray:
-    _, ab, L2, _ = prm
+def _rounds_hessian(prm: tuple, aux: tuple) -> np.ndarray:
+    _, ab, L2, _, _ = prm
     return _capsule_curvature(ab, L2, *aux)
 
 
@@ -252,42 +248,76 @@ def _boxes_hessian(prm: tuple, aux: tuple) -> np.ndarray:
     return _box_curvature(*aux)
 
 
-_KERNELS = {"sphere": (_spheres, _spheres_hessian), "capsule": (_capsules, _capsules_hessian),
-            "box": (_boxes, _boxes_hessian)}
+# Weighted curvature Σ_o λ_o ∇²d_o = Σ_o c_o P_o − Σ_o c_o ∇d_o ∇d_oᵀ (c_o = λ_o/n_o, see _curvature):
+# each family adds its Σ c_o P_o into H (B, 3, 3) and returns its c (O_family, B); the ∇d ∇dᵀ terms of
+# all obstacles are summed at once by ObstacleSet.weighted_hessian. No (O, B, 3, 3) array is formed.
+def _diagonal(H: np.ndarray) -> np.ndarray:
+    """The diagonal of every H (B, 3, 3), as a writable (B, 3) view."""
+    return H.reshape(H.shape[0], 9)[:, ::4]
+
+
+def _rounds_weighted(prm: tuple, aux: tuple, lam: np.ndarray, H: np.ndarray) -> np.ndarray:
+    axis_proj = prm[4]
+    t_raw, _, n = aux
+    c = lam / np.maximum(n, CURV_FLOOR)
+    _diagonal(H)[...] += np.add.reduce(c, axis=0)[:, None]
+    if axis_proj is not None:  # P = I − ab abᵀ/|ab|² where the nearest point is inside a capsule's segment
+        H.reshape(H.shape[0], 9)[...] -= (c * ((t_raw > 0.0) & (t_raw < 1.0))).T @ axis_proj
+    return c
+
+
+def _boxes_weighted(prm: tuple, aux: tuple, lam: np.ndarray, H: np.ndarray) -> np.ndarray:
+    w, _, outside, d, rotation = aux
+    c = lam * outside / np.maximum(np.where(outside, d, 1.0), CURV_FLOOR)  # zero curvature inside
+    e = c[..., None] * (w > 0.0)  # c P in the box frame: the axes on which the point is outside the slab
+    if rotation is None:
+        _diagonal(H)[...] += np.add.reduce(e, axis=0)
+    else:  # Σ_i e_i r_i r_iᵀ with r_i the box axes (columns of Q)
+        O, B = c.shape
+        axes = np.swapaxes(rotation, 1, 2)  # (O, i, 3): row i = axis i
+        outer = (axes[:, :, :, None] * axes[:, :, None, :]).reshape(O * 3, 9)
+        H.reshape(B, 9)[...] += np.swapaxes(e, 0, 1).reshape(B, O * 3) @ outer
+    return c
+
+
+_FAMILY = {"sphere": "round", "capsule": "round", "box": "box"}
+_KERNELS = {"round": (_rounds, _rounds_hessian, _rounds_weighted), "box": (_boxes, _boxes_hessian, _boxes_weighted)}
 
 
 class ObstacleSet:
-    """Several obstacles evaluated together: one vectorised call per kind (every box at once, every
-    capsule at once, …) instead of one per obstacle. The same formulas as :meth:`Obstacle.distance`
+    """Several obstacles evaluated together: one vectorised call per family (every box at once, every
+    sphere and capsule at once) instead of one per obstacle. The same formulas as :meth:`Obstacle.distance`
     and :meth:`Obstacle.distance_hessian`, results in the obstacles' order (the groups built from
     them keep each obstacle's label)."""
 
     def __init__(self, obstacles: Sequence[Obstacle]):
         self.obstacles = list(obstacles)
         self._kinds: list[tuple[str, np.ndarray, tuple]] = []
-        unknown = {ob.kind for ob in self.obstacles} - set(_KERNELS)
+        unknown = {ob.kind for ob in self.obstacles} - set(_FAMILY)
         if unknown:
             raise ValueError(f"unknown obstacle kind {sorted(unknown)[0]!r}")
-        for kind in _KERNELS:
-            pos = np.array([i for i, ob in enumerate(self.obstacles) if ob.kind == kind], dtype=np.int64)
+        for family in _KERNELS:
+            pos = np.array([i for i, ob in enumerate(self.obstacles) if _FAMILY[ob.kind] == family], dtype=np.int64)
             if not len(pos):
                 continue
             obs = [self.obstacles[i] for i in pos]
             radius = np.array([[float(ob.radius)] for ob in obs])
-            if kind == "sphere":
-                prm: tuple = (_stacked(obs, "center"), radius)
-            elif kind == "capsule":
-                a = _stacked(obs, "a")
-                ab = _stacked(obs, "b") - a
+            if family == "round":
+                a = np.stack([np.asarray(ob.a if ob.kind == "capsule" else ob.center, dtype=float) for ob in obs])
+                b = np.stack([np.asarray(ob.b if ob.kind == "capsule" else ob.center, dtype=float) for ob in obs])
+                a, ab = a[:, None, :], (b - a)[:, None, :]  # a sphere: ab = 0
                 L2 = np.array([[max(float(v[0] @ v[0]), TINY)] for v in ab])  # as capsule_distance
-                prm = (a, ab, L2, radius)
+                # (O, 9): ab abᵀ/|ab|² of every capsule, for the weighted curvature (None: only spheres)
+                axis_proj = (ab[:, 0, :, None] * ab[:, 0, None, :] / L2[:, :, None]).reshape(len(ab), 9)
+                prm: tuple = (a, ab, L2, radius, axis_proj if np.any(axis_proj) else None)
             else:
                 R = np.stack([np.asarray(ob.rotation, dtype=float) for ob in obs])
                 # axis-aligned boxes (the common case) skip the three rotation products: same values
                 prm = (_stacked(obs, "center"), None if np.array_equal(R, np.broadcast_to(np.eye(3), R.shape)) else R,
                        _stacked(obs, "half_extents"))
-            self._kinds.append((kind, pos, prm))
+            self._kinds.append((family, pos, prm))
         self._last: tuple | None = None  # (p, d, ∇d, per-kind intermediates) at the last points
+        self._tiles: dict[int, list[tuple]] = {}  # B → each family's parameters with (O, B, 3) vectors
 
     def __len__(self) -> int:
         return len(self.obstacles)
@@ -299,23 +329,63 @@ class ObstacleSet:
                 return i
         raise ValueError(f"{obstacle.label} is not in this obstacle set")
 
+    def _tiled(self, B: int) -> list[tuple]:
+        """The families' parameters with their 3-vectors repeated over B points (elementwise operations
+        between (O, B, 3) arrays run far faster than broadcasts over a last axis of 3; same values)."""
+        tiles = self._tiles.get(B)
+        if tiles is None:
+            rep = lambda v: None if v is None else np.repeat(v, B, axis=1)  # noqa: E731
+            tiles = []
+            for kind, _, prm in self._kinds:
+                if kind == "round":
+                    a, ab, L2, radius, proj = prm
+                    tiles.append((rep(a), rep(ab), L2, radius, proj))
+                else:
+                    center, rotation, half = prm
+                    tiles.append((rep(center), rotation, rep(half)))
+            self._tiles = {B: tiles}  # one size at a time (an NLP evaluates one B)
+        return tiles
+
+    def _at(self, p: np.ndarray) -> tuple:
+        """(p, d, ∇d, per-kind intermediates) at p, remembered for the last p."""
+        p = np.asarray(p, dtype=float)
+        last = self._last
+        if last is not None and same_values(last[0], p):
+            return last
+        O, B = len(self.obstacles), p.shape[0]
+        d, g = np.empty((O, B)), np.empty((O, B, 3))
+        auxes = []
+        for (kind, pos, _), prm in zip(self._kinds, self._tiled(B)):
+            dk, gk, aux = _KERNELS[kind][0](p[None], prm)
+            d[pos], g[pos] = dk, gk
+            auxes.append(aux)
+        self._last = (p.copy(), d, g, auxes)
+        return self._last
+
+    def evaluate(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """d (O, B) and ∇d (O, B, 3) as :meth:`distances`, but the remembered arrays themselves (no
+        copies: read them, never write)."""
+        _, d, g, _ = self._at(p)
+        return d, g
+
+    def weighted_hessian(self, p: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """Σ_o λ_o ∇²d_o (B, 3, 3) for weights lam (O, B): the Hessians of :meth:`distances` contracted
+        over the obstacles (equal to round-off) without forming them one by one."""
+        _, d, g, auxes = self._at(p)
+        lam = np.asarray(lam, dtype=float)
+        H = np.zeros((p.shape[0], 3, 3))
+        c = np.empty(d.shape)
+        for (kind, pos, prm), aux in zip(self._kinds, auxes):
+            c[pos] = _KERNELS[kind][2](prm, aux, lam[pos], H)
+        # Σ_o c_o ∇d_o ∇d_oᵀ as one (3, O)·(O, 3) product per point
+        H -= np.matmul(np.swapaxes(g, 0, 1).transpose(0, 2, 1), np.swapaxes(c[..., None] * g, 0, 1))
+        return H
+
     def distances(self, p: np.ndarray, hessian: bool = False):
         """Signed distances d (O, B) of points p (B, 3) to every obstacle, gradients (O, B, 3) and, with
         ``hessian``, Hessians (O, B, 3, 3). The values and intermediates at the last p are kept: the
         Hessian at the point whose values were just asked is formed from them."""
-        p = np.asarray(p, dtype=float)
-        last = self._last
-        if last is not None and same_values(last[0], p):
-            _, d, g, auxes = last
-        else:
-            O, B = len(self.obstacles), p.shape[0]
-            d, g = np.empty((O, B)), np.empty((O, B, 3))
-            auxes = []
-            for kind, pos, prm in self._kinds:
-                dk, gk, aux = _KERNELS[kind][0](p[None], prm)
-                d[pos], g[pos] = dk, gk
-                auxes.append(aux)
-            self._last = (p.copy(), d, g, auxes)
+        _, d, g, auxes = self._at(p)
         if not hessian:
             return d.copy(), g.copy()
         H = np.empty(g.shape + (3,))

@@ -16,10 +16,12 @@ does not give analytically are central finite differences over its L local
 coordinates, all K instances perturbed at once: this is exactly the column-group
 colouring (columns of steps k, k + 3, k + 6, … together) of the banded Jacobian,
 never a dense difference over all variables. The Lagrangian Hessian is exact where a group
-gives ``hess`` (the car's update by second-order jets, the holonomic vehicles' pose and momentum
+gives ``hess`` (the car's update in closed form, the holonomic vehicles' pose and momentum
 updates, obstacles, waypoints, costs, bounds), and otherwise the same kind of coloured central
 difference of the analytic Jacobians (index plan built once per group), perturbing only the local
 columns that are free in some instance (a fixed duration or start pose is never perturbed).
+Groups over the same instances may come as one :class:`GroupBatch` (every obstacle's clearance):
+the NLP then asks it once per callback, and its Lagrangian Hessian as one sum per instance.
 
 Variables fixed by the scenario (the start state, a goal pose given exactly, a
 waypoint heading) are removed from the decision vector: they stay on their values and
@@ -109,6 +111,7 @@ class Group:
     hess_colors: np.ndarray | None = None  # (L,) ints: columns of one colour share no Hessian row
     hess_jac: GroupFun | None = None  # Jacobian differenced for the Hessian (default: jac); may omit terms
     complex_step: bool = False  # jac=None and fun is complex-safe: complex-step Jacobian (exact)
+    batch: "GroupBatch | None" = None  # evaluates this group together with others (see GroupBatch)
 
     def __post_init__(self) -> None:
         self.idx = np.asarray(self.idx, dtype=np.int64)
@@ -196,6 +199,29 @@ class Group:
             hj = self.hess_jac
             jac = lambda Xb, pb: np.asarray(hj(Xb, *pb), dtype=float).reshape(Xb.shape[0], self.m, self.L)  # noqa: E731
         return fd_hessian_colored(jac, X, self.params, lam, colors, hmask, plan)
+
+
+class GroupBatch:
+    """Several constraint groups over the same instances (one ``idx``) evaluated in one pass.
+
+    ``groups`` lists them in order; when they are consecutive in an NLP's constraints, the NLP asks the
+    batch instead of each group (one gather of X, one call per callback; rows, names, labels and
+    bounds stay the groups' own). Subclasses give, for X (K, L) at the groups' own params:
+    ``values(X)`` (G, K, m) — the groups' values, stacked; ``jacobian(X)`` (G, K, m, L) — their
+    Jacobians; ``hessian(X, lam)`` (K, L, L) for lam (G, K, m) — Σ_g Σ_i lam_gi ∇² value_gi, the
+    groups' ``hess`` summed per instance (one Hessian per instance, not one per group), not
+    necessarily symmetric."""
+
+    groups: list[Group]
+
+    def values(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def jacobian(self, X: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def hessian(self, X: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
 
 def same_values(a: np.ndarray, b: np.ndarray) -> bool:
@@ -328,33 +354,84 @@ def fd_hessian_colored(jac: Callable[..., np.ndarray], X: np.ndarray, params: tu
     return np.where(both, 0.5 * (H + Ht), np.where(filled, H, Ht)) * hmask
 
 
+def _hess_entries(hess_mask: np.ndarray, fp: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Pairs of local variables that share a row (``hess_mask`` (L, L)), lower triangle in free columns
+    ``fp`` (K, L) (−1 where fixed): flat positions in (K, L, L), their rows, columns, and the flat
+    positions of the transposed entries (the symmetric part ½(H + Hᵀ) is formed on the gathered
+    entries only, never on the whole (K, L, L) array)."""
+    K, L = fp.shape
+    a = fp[:, :, None]
+    b = fp[:, None, :]
+    hk = hess_mask[None] & (a >= 0) & (b >= 0) & (a >= b)
+    hflat = np.flatnonzero(hk)
+    k2, j2, l2 = np.unravel_index(hflat, (K, L, L))
+    hflat_t = (hflat // (L * L)) * (L * L) + (hflat % L) * L + (hflat // L) % L
+    return hflat, fp[k2, j2], fp[k2, l2], hflat_t
+
+
 class _Scatter:
     """Entries of a group's (K, m, L) Jacobian that are structurally nonzero and free."""
 
     def __init__(self, group: Group, row0: int, freepos: np.ndarray):
         K, m, L = group.K, group.m, group.L
         fp = freepos[group.idx]  # (K, L), −1 where fixed
+        self.fp = fp
         group.active = np.any(fp >= 0, axis=0)
         keep = group.instance_mask & (fp[:, None, :] >= 0)  # (K, m, L)
         self.flat = np.flatnonzero(keep)
         kk, ii, jj = np.unravel_index(self.flat, (K, m, L))
         self.rows = row0 + kk * m + ii
         self.cols = fp[kk, jj]
-        # Hessian: pairs of local variables that share a row, lower triangle in free columns.
         if group.linear:
             self.hflat = np.zeros(0, dtype=np.int64)
-            self.hrows = self.hcols = self.hflat
+            self.hrows = self.hcols = self.hflat_t = self.hflat
         else:
-            a = fp[:, :, None]
-            b = fp[:, None, :]
-            hk = group.hess_mask[None] & (a >= 0) & (b >= 0) & (a >= b)
-            self.hflat = np.flatnonzero(hk)
-            k2, j2, l2 = np.unravel_index(self.hflat, (K, L, L))
-            self.hrows = fp[k2, j2]
-            self.hcols = fp[k2, l2]
-        # flat positions of the transposed entries: the symmetric part ½(H + Hᵀ) is formed on the
-        # gathered entries only, never on the whole (K, L, L) array
-        self.hflat_t = (self.hflat // (L * L)) * (L * L) + (self.hflat % L) * L + (self.hflat // L) % L
+            self.hflat, self.hrows, self.hcols, self.hflat_t = _hess_entries(group.hess_mask, fp)
+
+
+class _Block:
+    """One step of the NLP's evaluation loops: a single group, or the consecutive groups of one
+    :class:`GroupBatch` (their rows r0 … r1 contiguous, Jacobian entries in the groups' order, one
+    Hessian per instance over the union of their Hessian masks)."""
+
+    def __init__(self, groups: list[Group], scatters: list[_Scatter], r0: int, fused: bool):
+        g = groups[0]
+        self.group = g
+        self.batch = g.batch if fused else None
+        self.groups = groups
+        self.r0 = r0
+        self.r1 = r0 + sum(h.K * h.m for h in groups)
+        self.shape = (len(groups), g.K, g.m) if self.batch is not None else (g.K, g.m)
+        size = g.K * g.m * g.L  # Jacobian entries of one group
+        self.flat = np.concatenate([s.flat + i * size for i, s in enumerate(scatters)])
+        self.linear = all(h.linear for h in groups)
+        if self.batch is None:
+            s = scatters[0]
+            self.hflat, self.hrows, self.hcols, self.hflat_t = s.hflat, s.hrows, s.hcols, s.hflat_t
+        else:
+            union = np.logical_or.reduce([h.hess_mask for h in groups])
+            self.hflat, self.hrows, self.hcols, self.hflat_t = _hess_entries(union, scatters[0].fp)
+
+
+def _batch_runs(groups: Sequence[Group]) -> list[tuple[list[Group], bool]]:
+    """The constraint groups cut into runs: a batch's groups (fused) when they follow each other in its
+    order over the same instances (none linear), else single groups."""
+    runs: list[tuple[list[Group], bool]] = []
+    i = 0
+    while i < len(groups):
+        b = groups[i].batch
+        members = list(getattr(b, "groups", ()) or ())
+        n = len(members)
+        if (b is not None and n and all(x is y for x, y in zip(groups[i:i + n], members))
+                and len(groups[i:i + n]) == n and not any(h.linear for h in members)
+                and all(h.batch is b and h.m == members[0].m and np.array_equal(h.idx, members[0].idx)
+                        for h in members)):
+            runs.append((members, True))
+            i += n
+        else:
+            runs.append(([groups[i]], False))
+            i += 1
+    return runs
 
 
 class _Pattern:
@@ -394,11 +471,11 @@ class Evaluation:
     cons: np.ndarray
     grad: np.ndarray | None = None
     jac: np.ndarray | None = None  # values on NLP.jac_pattern
-    xc: list[np.ndarray] | None = None  # y[g.idx] of every constraint group (reused by the derivatives)
+    xc: list[np.ndarray] | None = None  # y[idx] of every constraint block (reused by the derivatives)
     xo: list[np.ndarray] | None = None  # and of every cost group
 
 
-def _lower(g: Group, X: np.ndarray, lam: np.ndarray, s: _Scatter, out: np.ndarray) -> None:
+def _lower(g: Group, X: np.ndarray, lam: np.ndarray, s: _Scatter | _Block, out: np.ndarray) -> None:
     """The entries ``s.hflat`` of ``g.hessian(X, lam)`` into ``out``: for an analytic ``hess`` the
     symmetric part ½(H + Hᵀ) is taken on those entries alone (the same sums as Group.hessian)."""
     if g.hess is None:
@@ -439,10 +516,16 @@ class NLP:
         # Jacobian and Hessian patterns
         self._cscat = [_Scatter(g, r0, self.freepos) for g, r0 in zip(self.constraints, self.row0)]
         self._oscat = [_Scatter(g, 0, self.freepos) for g in self.costs]
+        # the evaluation loops run over blocks: single groups, or a batch's groups fused
+        self._blocks: list[_Block] = []
+        i = 0
+        for groups, fused in _batch_runs(self.constraints):
+            self._blocks.append(_Block(groups, self._cscat[i:i + len(groups)], self.row0[i], fused))
+            i += len(groups)
         cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64)  # noqa: E731
         self.jac_pattern = _Pattern(cat([s.rows for s in self._cscat]), cat([s.cols for s in self._cscat]),
                                     (self.m, self.n))
-        allh = self._cscat + self._oscat
+        allh = self._blocks + self._oscat
         self.hess_pattern = _Pattern(cat([s.hrows for s in allh]), cat([s.hcols for s in allh]), (self.n, self.n))
         self._cache: Evaluation | None = None
         self.evaluations = 0
@@ -466,13 +549,13 @@ class NLP:
         self.evaluations += 1
         y = self.full(z)
         xo = [y[g.idx] for g in self.costs]
-        xc = [y[g.idx] for g in self.constraints]
+        xc = [y[b.group.idx] for b in self._blocks]
         cost = 0.0
         for g, X in zip(self.costs, xo):
-            cost += float(np.sum(g.values(X)))
+            cost += float(g.values(X).sum())
         cons_v = np.empty(self.m)
-        for g, X, r0 in zip(self.constraints, xc, self.row0):
-            cons_v[r0:r0 + g.K * g.m] = g.values(X).reshape(-1)
+        for b, X in zip(self._blocks, xc):
+            cons_v[b.r0:b.r1] = (b.group.values(X) if b.batch is None else b.batch.values(X)).reshape(-1)
         self._cache = Evaluation(z.copy(), y, cost, cons_v, xc=xc, xo=xo)
         return self._cache
 
@@ -485,9 +568,9 @@ class NLP:
                 grad += np.bincount(s.cols, weights=J.reshape(-1)[s.flat], minlength=self.n)
             data = np.empty(len(self.jac_pattern.map))
             at = 0
-            for g, s, X in zip(self.constraints, self._cscat, ev.xc):
-                nj = len(s.flat)
-                data[at:at + nj] = g.jacobian(X).reshape(-1)[s.flat]
+            for b, X in zip(self._blocks, ev.xc):
+                nj = len(b.flat)
+                data[at:at + nj] = (b.group.jacobian(X) if b.batch is None else b.batch.jacobian(X)).reshape(-1)[b.flat]
                 at += nj
             ev.jac = self.jac_pattern.reduce(data)
             ev.grad = grad
@@ -516,20 +599,25 @@ class NLP:
             xc, xo = c.xc, c.xo  # the solvers ask the Hessian at the point just evaluated
         else:
             y = self.full(z)
-            xc = [y[g.idx] for g in self.constraints]
+            xc = [y[b.group.idx] for b in self._blocks]
             xo = [y[g.idx] for g in self.costs]
         lam = np.asarray(lam, dtype=float)
         data = np.empty(len(self.hess_pattern.map))
         at = 0
-        for g, s, r0, X in zip(self.constraints, self._cscat, self.row0, xc):
-            nh = len(s.hflat)
-            if g.linear or not nh:
+        for b, X in zip(self._blocks, xc):
+            nh = len(b.hflat)
+            if b.linear or not nh:
                 continue
-            lg = lam[r0:r0 + g.K * g.m].reshape(g.K, g.m)
-            if not np.any(lg):
-                data[at:at + nh] = 0.0
-            else:
-                _lower(g, X, lg, s, data[at:at + nh])
+            lg = lam[b.r0:b.r1].reshape(b.shape)
+            out = data[at:at + nh]
+            if not lg.any():
+                out[:] = 0.0
+            elif b.batch is None:
+                _lower(b.group, X, lg, b, out)
+            else:  # one Hessian per instance for all the batch's groups
+                H = b.batch.hessian(X, lg).reshape(-1)
+                np.add(H[b.hflat], H[b.hflat_t], out=out)
+                out *= 0.5
             at += nh
         for g, s, X in zip(self.costs, self._oscat, xo):
             nh = len(s.hflat)
@@ -587,5 +675,5 @@ def check_finite(name: str, a: np.ndarray) -> None:
         raise VehicleMotionError(f"{name}: non-finite values")
 
 
-__all__ = ["Layout", "Group", "NLP", "Evaluation", "LastCall", "same_values", "fd_jacobian", "cs_jacobian", "fd_hessian",
+__all__ = ["Layout", "Group", "GroupBatch", "NLP", "Evaluation", "LastCall", "same_values", "fd_jacobian", "cs_jacobian", "fd_hessian",
            "fd_hessian_colored", "fd_hessian_plan", "FD_STEP", "CS_STEP"]

@@ -71,3 +71,83 @@ def test_worst_group_names_the_obstacle():
     name, v = nlp.worst(nlp.reduce(y))
     assert name.startswith("obstacle #2 (sphere)") and v > 1.0
     assert nlp.group_violations(nlp.reduce(y))["obstacle #2 (sphere)"] == v
+
+
+def test_weighted_hessian_is_the_lambda_sum_of_the_obstacle_hessians():
+    """Σ_o λ_o ∇²d_o formed without the per-obstacle Hessians (outside/inside boxes, rotated boxes, capsule
+    interiors and ends, spheres) equals the sum of :meth:`ObstacleSet.distances`' Hessians to round-off,
+    and central differences of the λ-weighted gradient."""
+    obs = _obstacles()
+    rng = np.random.default_rng(11)
+    p = np.concatenate([rng.uniform(-6, 6, (300, 3)), [obs[0].center + 0.2, obs[2].center + 0.1]])
+    S = ObstacleSet(obs)
+    lam = rng.standard_normal((len(obs), len(p)))
+    _, g, H = S.distances(p, hessian=True)
+    W = S.weighted_hessian(p, lam)
+    assert np.allclose(W, np.einsum("ob,obij->bij", lam, H), rtol=0, atol=1e-13)
+    eps = 1e-6
+    for j in range(3):
+        dp = np.zeros(3)
+        dp[j] = eps
+        gp = ObstacleSet(obs).distances(p + dp)[1]
+        gm = ObstacleSet(obs).distances(p - dp)[1]
+        fd = np.einsum("ob,obi->bi", lam, (gp - gm) / (2 * eps))
+        smooth = np.all(np.abs(ObstacleSet(obs).distances(p)[0]) > 1e-3, axis=0)  # away from kinks
+        assert np.allclose(W[smooth, :, j], fd[smooth], rtol=1e-5, atol=1e-6)
+
+
+def _nlp_pair(model, spheres, obs):
+    """The same NLP with the clearance groups fused (one batch) and evaluated one by one."""
+    fused = assemble(model, Spec(spheres=spheres, obstacles=obs))
+    alone = assemble(model, Spec(spheres=spheres, obstacles=obs))
+    for g in alone.constraints:
+        g.batch = None
+    alone = type(alone)(alone.layout, alone.base, alone.fixed, alone.meta["lower_full"], alone.meta["upper_full"],
+                        alone.constraints, alone.costs, meta=alone.meta)
+    return fused, alone
+
+
+def test_batched_clearance_rows_match_the_groups_one_by_one():
+    """The NLP asks the obstacle batch once per callback: the same constraint values and Jacobian bit for
+    bit, the same Hessian pattern, and the Lagrangian Hessian (Σ_o λ_o H_o per instance) to round-off."""
+    model = CarModel(Car.preset("hatchback"), 12)
+    spheres = np.array([[-0.3, 0.0, 0.6, 1.0], [1.3, 0.2, 0.6, 1.0]])
+    fused, alone = _nlp_pair(model, spheres, _obstacles())
+    assert sum(b.batch is not None for b in fused._blocks) == 1
+    assert all(b.batch is None for b in alone._blocks)
+    assert np.array_equal(fused.hess_pattern.rows, alone.hess_pattern.rows)
+    assert np.array_equal(fused.hess_pattern.cols, alone.hess_pattern.cols)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        z = rng.uniform(-3, 3, fused.n)
+        lam = rng.standard_normal(fused.m)
+        assert fused.constraint_values(z).tobytes() == alone.constraint_values(z).tobytes()
+        assert np.array_equal(fused.jacobian_values(z), alone.jacobian_values(z))
+        hf, ha = fused.hessian_values(z, lam, 0.7), alone.hessian_values(z, lam, 0.7)
+        assert np.allclose(hf, ha, rtol=0, atol=1e-12 * np.max(np.abs(ha)))
+    assert fused.worst(z)[0].split(" (node")[0] == alone.worst(z)[0].split(" (node")[0]
+    assert fused.group_violations(z) == alone.group_violations(z)
+
+
+def test_a_batch_split_or_reordered_falls_back_to_its_groups():
+    """Groups of one batch that are not consecutive in its order are evaluated one by one (same results)."""
+    model = CarModel(Car.preset("hatchback"), 8)
+    spheres = np.array([[0.0, 0.0, 0.5, 0.8]])
+    obs = _obstacles()
+    nlp = assemble(model, Spec(spheres=spheres, obstacles=obs))
+    cons = list(nlp.constraints)
+    i = next(k for k, g in enumerate(cons) if g.batch is not None)
+    swapped = cons[:i] + [cons[i + 1], cons[i]] + cons[i + 2:]
+    other = type(nlp)(nlp.layout, nlp.base, nlp.fixed, nlp.meta["lower_full"], nlp.meta["upper_full"],
+                      swapped, nlp.costs, meta=nlp.meta)
+    assert all(b.batch is None for b in other._blocks)
+    rng = np.random.default_rng(4)
+    z = rng.uniform(-2, 2, nlp.n)
+    c, c2 = nlp.constraint_values(z), other.constraint_values(z)
+    r0, k = nlp.row0[i], cons[i].K
+    assert np.array_equal(c[r0:r0 + k], c2[r0 + k:r0 + 2 * k]) and np.array_equal(c[r0 + k:r0 + 2 * k], c2[r0:r0 + k])
+    lam = rng.standard_normal(nlp.m)
+    H1 = nlp.hessian(z, lam).toarray()
+    lam2 = lam.copy()
+    lam2[r0:r0 + k], lam2[r0 + k:r0 + 2 * k] = lam[r0 + k:r0 + 2 * k], lam[r0:r0 + k]
+    assert np.allclose(H1, other.hessian(z, lam2).toarray(), rtol=0, atol=1e-12 * np.max(np.abs(H1)))

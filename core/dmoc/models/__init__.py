@@ -81,11 +81,16 @@ def se2_point_map(X: np.ndarray, body: np.ndarray) -> tuple[np.ndarray, np.ndarr
     """SE(2) pose (θ, x, y): p = (x + cos θ b_x − sin θ b_y, y + sin θ b_x + cos θ b_y, b_z)."""
     th = X[:, 0]
     c, s = np.cos(th), np.sin(th)
-    bx, by, bz = body[:, 0], body[:, 1], body[:, 2]
-    p = np.stack([X[:, 1] + c * bx - s * by, X[:, 2] + s * bx + c * by, bz + 0.0 * th], axis=1)
-    J = np.zeros((X.shape[0], 3, 3))
-    J[:, 0, 0] = -s * bx - c * by
-    J[:, 1, 0] = c * bx - s * by
+    bx, by = body[:, 0], body[:, 1]
+    cbx, sby, sbx, cby = c * bx, s * by, s * bx, c * by  # each product once (p and ∂p/∂θ share them)
+    B = X.shape[0]
+    p = np.empty((B, 3))
+    np.subtract(np.add(X[:, 1], cbx, out=p[:, 0]), sby, out=p[:, 0])
+    np.add(np.add(X[:, 2], sbx, out=p[:, 1]), cby, out=p[:, 1])
+    np.add(body[:, 2], 0.0 * th, out=p[:, 2])  # b_z, with θ's NaN/inf carried
+    J = np.zeros((B, 3, 3))
+    np.subtract(-sbx, cby, out=J[:, 0, 0])
+    np.subtract(cbx, sby, out=J[:, 1, 0])
     J[:, 0, 1] = 1.0
     J[:, 1, 2] = 1.0
     return p, J
@@ -97,7 +102,7 @@ def se2_point_curvature(X: np.ndarray, body: np.ndarray, w: np.ndarray) -> np.nd
     c, s = np.cos(th), np.sin(th)
     bx, by = body[:, 0], body[:, 1]
     H = np.zeros(w.shape[:-1] + (3, 3))
-    H[..., 0, 0] = -w[..., 0] * (c * bx - s * by) - w[..., 1] * (s * bx + c * by)
+    np.subtract(-w[..., 0] * (c * bx - s * by), w[..., 1] * (s * bx + c * by), out=H[..., 0, 0])
     return H
 
 
