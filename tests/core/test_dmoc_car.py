@@ -227,3 +227,108 @@ def test_iteration_limit_returns_best_iterate_marked(tmp_path):
     assert d["stats"]["iterations"] <= 3 and d["stats"]["max_constraint_violation"] > 0
     assert "iteration limit" in d["stats"]["message"]
     assert math.isfinite(d["stats"]["cost"])
+
+
+def _dynamics(N: int, alpha: float, free_T: bool):
+    from core.dmoc.models.car import CarModel
+
+    model = CarModel(carlib.Car.preset("hatchback"), N, alpha)
+    model.fixed[model.T] = not free_T
+    return model.dynamics()[0]
+
+
+def _dynamics_points(rng, B: int, T: float) -> np.ndarray:
+    """Locals (s_k, u_k, s_{k+1}, T) of the dynamics group, with ω = 0, σ = −0.0 and zero momenta among them."""
+    X = np.column_stack([rng.normal(size=B), rng.uniform(-0.7, 0.7, B), rng.normal(size=B) * 3,
+                         rng.normal(size=(B, 2)) * 20, rng.normal(size=B) * 3000, rng.normal(size=B) * 1500,
+                         rng.normal(size=B), rng.normal(size=(B, 6)), np.full(B, T)])
+    X[::4, [1, 7]] = 0.0
+    X[1::4, [1, 7]] = -0.0
+    X[2::5, 5:7] = 0.0
+    X[3::7, [1, 7]] *= 1e-5                   # series branch of sinc′ next to the direct formula
+    return X
+
+
+def _dynamics_reference(X: np.ndarray, N: int, alpha: float, free_T: bool) -> tuple[np.ndarray, np.ndarray]:
+    """s_{k+1} − Φ and its Jacobian from the car module's public step, step_jacobian and step_dh, row by row."""
+    car = carlib.Car.preset("hatchback")
+    F = np.empty((len(X), 6))
+    J = np.zeros((len(X), 6, 15))
+    for i, x in enumerate(X):
+        h = (x[14:15] / N)[0]
+        s, u = x[None, :6], x[None, 6:8]
+        F[i] = x[8:14] - carlib.step(s, u, float(h), alpha, car)[0]
+        _, Js, Ju = carlib.step_jacobian(s, u, float(h), alpha, car)
+        J[i, :, :6], J[i, :, 6:8], J[i, :, 8:14] = -Js[0], -Ju[0], np.eye(6)
+        if free_T:
+            J[i, :, 14] = -step_dh(car, s, u, float(h), alpha)[0] / N
+    return F, J
+
+
+@pytest.mark.parametrize("free_T", [True, False], ids=["free-T", "fixed-T"])
+@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 0.3])
+def test_dynamics_group_is_the_car_module_bit_for_bit(alpha, free_T):
+    """The fused values and Jacobian of the dynamics group are the car module's step, step_jacobian and step_dh
+    to the bit (signs of zeros included), with and without the values' intermediates reused, for one step
+    length and for a batch whose T is perturbed per instance (several step lengths)."""
+    rng = np.random.default_rng(21)
+    N, B = 40, 37
+    X = _dynamics_points(rng, B, 6.0)
+    Xp = X.copy()
+    Xp[::3, 14] += 1e-7
+    Xp[1::3, 14] -= 2e-7
+    for pts in (X, Xp):
+        F_ref, J_ref = _dynamics_reference(pts, N, alpha, free_T)
+        g = _dynamics(N, alpha, free_T)
+        J_cold = g.jac(pts.copy())                  # no values evaluated yet
+        F = g.fun(pts.copy())
+        J_warm = g.jac(pts.copy())                  # right after the values at the same point
+        assert F.tobytes() == F_ref.tobytes()
+        assert J_cold.tobytes() == J_ref.tobytes()
+        assert J_warm.tobytes() == J_ref.tobytes()
+
+
+@pytest.mark.parametrize("alpha", [0.5, 1.0])
+def test_dynamics_jacobian_after_values_equals_a_fresh_one(alpha):
+    """The values leave intermediates for the Jacobian at the same point: the Jacobian at that point, at a changed
+    point, after the caller mutated what the group returned, or after the caller changed X in place, equals the
+    Jacobian of a group that never evaluated values."""
+    rng = np.random.default_rng(22)
+    N = 30
+    g = _dynamics(N, alpha, True)
+
+    def fresh(X):
+        return _dynamics(N, alpha, True).jac(X.copy())
+
+    X = _dynamics_points(rng, N, 5.0)
+    Y = X.copy()
+    Y[:, [1, 5, 6]] *= 1.01
+    F = g.fun(X)
+    assert np.array_equal(g.jac(X), fresh(X))
+    assert np.array_equal(g.jac(Y), fresh(Y))                 # values at X, Jacobian at Y
+    F[:] = np.nan                                             # the caller overwrites the returned values …
+    J = g.jac(X)
+    J[:] = np.nan                                             # … and Jacobian
+    assert np.array_equal(g.jac(X), fresh(X))
+    g.fun(X)
+    X[:, 1] += 1e-3                                           # the same array changed after the values
+    assert np.array_equal(g.jac(X), fresh(X))
+    assert np.array_equal(g.fun(X), _dynamics(N, alpha, True).fun(X.copy()))
+
+
+@pytest.mark.parametrize("free_T", [True, False], ids=["free-T", "fixed-T"])
+def test_dynamics_jacobian_matches_differences_of_the_values(free_T):
+    rng = np.random.default_rng(23)
+    N, B, d = 20, 9, 1e-6
+    g = _dynamics(N, 0.5, free_T)
+    X = _dynamics_points(rng, B, 4.0)
+    X[:, 5:7] *= 1e-2
+    J = g.jac(X)
+    L = 15 if free_T else 14
+    for j in range(L):
+        step = d * max(1.0, np.abs(X[:, j]).max())
+        Xp, Xm = X.copy(), X.copy()
+        Xp[:, j] += step
+        Xm[:, j] -= step
+        col = (g.fun(Xp) - g.fun(Xm)) / (2 * step)
+        assert np.allclose(J[:, :, j], col, rtol=1e-6, atol=1e-6 * max(1.0, np.abs(col).max())), j

@@ -13,8 +13,11 @@ dynamics"; ``core.vehicles.car.step``), so its update equations at every step ar
 with Φ the car's step. The Jacobian blocks are the car module's analytic
 ``step_jacobian`` (∂Φ/∂s, ∂Φ/∂u); the column of T is (∂Φ/∂h)/N from :func:`step_dh` (the car
 module has no ∂/∂h; the chain rule through the same explicit update, checked against
-differences in the tests). Start: s_0 fixed at ``initial_state`` (p₀ = M(σ₀) u^ψ(0), the
-discrete Legendre transform). Node speed (what ``simulate`` reports): v_k = ρ p_k / M(σ_k).
+differences in the tests). The group evaluates both fused (:func:`_residuals`,
+:func:`_jacobian_block`: the same floating-point operations, so the same bits, without the
+per-call stacking) and the Jacobian reuses the values' σ_{k+α}, σ_{k+1}, D, u^ψ at the same point.
+Start: s_0 fixed at ``initial_state`` (p₀ = M(σ₀) u^ψ(0), the discrete Legendre transform). Node
+speed (what ``simulate`` reports): v_k = ρ p_k / M(σ_k).
 """
 from __future__ import annotations
 
@@ -206,35 +209,23 @@ class CarModel(Model):
         idx = np.concatenate([self.state[:-1], self.controls, self.state[1:], np.full((N, 1), self.T)], axis=1)
         free_T = not self.fixed[self.T]
 
+        last = _LastStep()                  # the values' intermediates, for the Jacobian at the same X
+
         def fun(Xl):
-            h = Xl[:, 14] / N
-            out = np.empty((Xl.shape[0], 6))
-            for hv, sel in _h_sets(h):
-                out[sel] = Xl[sel, 8:14] - carlib.step(Xl[sel, :6], Xl[sel, 6:8], hv, alpha, car)
-            return out
+            return _residuals(car, Xl, N, alpha, last)
 
         def jac(Xl):
-            # −[∂Φ/∂s, ∂Φ/∂u] (carlib.step_jacobian's chain rule, nonzero partials only) and −(∂Φ/∂h)/N
-            # from the same intermediates, written straight into the (B, 6, 15) block
-            h = Xl[:, 14] / N
-            J = np.zeros((Xl.shape[0], 6, 15))
-            J[:, :, 8:14] = _EYE6
-            for hv, sel in _h_sets(h):
-                Xs = Xl[sel]
-                sg, f, w = Xs[:, SIG], Xs[:, 6], Xs[:, 7]
-                q = carlib.step_partials(car, sg, Xs[:, TH], Xs[:, P], f, w, hv, alpha)
-                J[sel, :, :8] = -np.moveaxis(carlib.step_jacobian_rows(q, hv, alpha), -1, 0)
-                if free_T:
-                    J[sel, :, 14] = -_step_dh(car, q, sg, f, w, hv, alpha) / N
-            return J
+            return _jacobian_block(car, Xl, N, alpha, free_T, last)
 
         nl = _NL if free_T else _NL[:-1]  # a fixed duration: h is a constant, no T row
+        hflat = (nl[:, None] * 15 + nl[None, :]).ravel()    # the (nl, nl) block of a flattened 15 × 15
 
         def hess(Xl, lam):
             # −Σλ_i∇²Φ_i as Σ(−λ_i)∇²Φ_i: the closed form is odd in λ, so this is the negation exactly
-            H = np.zeros((Xl.shape[0], 15, 15))
-            H[:, nl[:, None], nl[None, :]] = step_lagrangian_hessian(car, Xl[:, _NL], -lam, N, alpha, free_T)
-            return H
+            B = Xl.shape[0]
+            H = np.zeros((B, 225))
+            H[:, hflat] = step_lagrangian_hessian(car, Xl[:, _NL], -lam, N, alpha, free_T).reshape(B, -1)
+            return H.reshape(B, 15, 15)
 
         # ψ_k, x_k, y_k and s_{k+1} enter with constant coefficients: zero Hessian rows
         nonlinear = np.zeros(15, dtype=bool)
@@ -354,6 +345,18 @@ def _hess_constants(car: carlib.Car, N: int, alpha: float) -> tuple[np.ndarray, 
 
 
 _G_SERIES_0D = tuple(np.array(co) for co in _G_SERIES)
+_THRESHOLD2_0D = np.array(_SERIES_THRESHOLD**2)
+
+
+def _sinc(z: np.ndarray) -> np.ndarray:
+    """sin z / z (1 at 0): ``core.vehicles.car._sinc`` bit for bit, without its masked pass when no z is 0."""
+    if np.count_nonzero(z) == z.size:                      # (cheaper than z.all())
+        s = np.sin(z)
+        s /= z
+        return s
+    s = np.ones(z.shape)
+    np.divide(np.sin(z), z, out=s, where=z != 0.0)
+    return s
 
 
 def _sinc_g(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -361,11 +364,12 @@ def _sinc_g(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     values of :data:`_dsinc_over_z` (its series below |z| = 0.25, the direct formula above), without
     its masked passes over the whole batch when all z are on one side of the threshold."""
     zz = z * z
-    lo, hi = zz.min(initial=np.inf), zz.max(initial=0.0)
-    if lo >= _SERIES_THRESHOLD**2:                         # no series
+    big = zz >= _THRESHOLD2_0D
+    n_big = np.count_nonzero(big)                          # (counts: cheaper than min/max reductions)
+    if n_big == z.size:                                    # no series
         s = np.sin(z) / z
         return s, (np.cos(z) - s) / zz
-    if lo > 0.0:
+    if np.count_nonzero(z) == z.size:
         s = np.sin(z) / z
     else:
         s = np.ones(z.shape)
@@ -375,23 +379,270 @@ def _sinc_g(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         g += co
         g *= zz
     g += _G_SERIES_0D[0]
-    if hi >= _SERIES_THRESHOLD**2:
-        np.divide(np.cos(z) - s, zz, out=g, where=zz >= _SERIES_THRESHOLD**2)
+    if n_big:
+        np.divide(np.cos(z) - s, zz, out=g, where=big)
     return s, g
-
-
-def _h_sets(h: np.ndarray):
-    """(h value, selection) for each distinct step length in a batch (one, unless T is perturbed)."""
-    if np.all(h == h[0]):
-        yield float(h[0]), slice(None)
-        return
-    for hv in np.unique(h):
-        yield float(hv), h == hv
 
 
 # local columns of (σ_k, θ_k, p_k, f_k, w_k, T) in the dynamics group: the variables Φ is nonlinear in
 _NL = np.array([SIG, TH, P, 6, 7, 14])
 _EYE6 = np.eye(6)
+
+
+# local columns of the dynamics group's Φ partials that vary, in the order of the columns of _jacobian_block's
+# work array: (σ, w, p, f) stacked by the chain rule, then T (when the duration is free); θ's are two entries
+_JCOLS = (np.array([SIG, 7, P, 6, 14]), np.array([SIG, 7, P, 6]))
+
+
+@functools.lru_cache(maxsize=8)
+def _jacobian_template(B: int, free_T: bool) -> np.ndarray:
+    """The constant entries of the dynamics block −∂Φ/∂(s_k, u_k) | I | −∂Φ/∂T/N, (B, 6, 15): −1 where ψ,
+    θ, x, y are carried, the identity of s_{k+1}, and −0.0 (the negated zero partials, as the dense form
+    −step_jacobian has them) everywhere else left of s_{k+1}. Read only: callers copy it."""
+    J = np.zeros((B, 6, 15))
+    J[:, :, :8] = -0.0
+    for r in (PSI, TH, X, Y):
+        J[:, r, r] = -1.0
+    J[:, :, 8:14] = _EYE6
+    J.flags.writeable = False
+    return J
+
+
+def _readonly(*values) -> tuple[np.ndarray, ...]:
+    """The values as arrays that cannot be written (shared constants)."""
+    out = tuple(np.array(v) for v in values)
+    for v in out:
+        v.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _step_constants(car: carlib.Car, h: float, alpha: float) -> tuple[np.ndarray, ...]:
+    """h, αh, (1−α)h, ½hκ, hρ, a, c, ½κ, ρ, 2c/κ, α, 1−α, hα as read-only 0-d arrays — the car step's
+    scalar factors, spelled as ``core.vehicles.car`` computes them (so the products are the same to the bit);
+    numpy multiplies an array by a 0-d array faster than by a Python float — and ∂σ_{k+1}/∂(σ, w, p, f) =
+    (1, h, 0, 0) as a (4, 1) column."""
+    kap = car.kappa
+    return _readonly(h, alpha * h, h * (1 - alpha), 0.5 * h * kap, h * car.wheel_radius, car.a, car.c, 0.5 * kap,
+                     car.wheel_radius, 2.0 * car.c / kap, alpha, 1 - alpha, h * alpha, [[1.0], [h], [0.0], [0.0]])
+
+
+def _h_sets(T: np.ndarray, N: int) -> list[tuple[float, np.ndarray | None]]:
+    """(h, selection) for each distinct step length h = T/N in a batch: [(T₀/N, None)] for all of it when T
+    is one value (always, unless T is perturbed), else (h value, mask) per distinct value."""
+    if not T.shape[0]:
+        return []
+    T0 = T.item(0)
+    if not np.count_nonzero(T != T0):
+        return [(T0 / N, None)]
+    h = T / N
+    return [(float(hv), h == hv) for hv in np.unique(h)]
+
+
+class _LastStep:
+    """What the dynamics values leave for the Jacobian at the same point (IPOPT asks the values at every trial
+    point, then the Jacobian at the accepted one, the last evaluated): the bytes of X and σ_{k+α}, σ_{k+1},
+    D = a + cσσ_{k+α}, u^ψ, which the Jacobian's chain rule (``step_partials``) computes by the same
+    operations — σ_{k+α} = σ + α(hw) there and σ + (αh)w here are the same number when α is 0, 1 or a
+    power of two (exact scalings; barring subnormal h·w), so only then is it kept. The arrays are private
+    (never returned, never written after they are stored), so callers mutating what the group returns
+    cannot corrupt them; a hit needs X equal byte for byte."""
+
+    __slots__ = ("key", "step")
+
+    def __init__(self) -> None:
+        self.key: bytes | None = None
+        self.step: tuple[np.ndarray, ...] = ()
+
+    def get(self, Xl: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        return self.step if self.key is not None and self.key == Xl.tobytes() else None
+
+
+def _shares_sigma_alpha(alpha: float) -> bool:
+    """α(hw) == (αh)w exactly for every h, w (no subnormals): α is 0 or a power of two."""
+    return alpha == 0.0 or math.frexp(alpha)[0] == 0.5
+
+
+def _mass_and_wheel_rate(a, c, hb, sg, sa, p, f) -> tuple[np.ndarray, np.ndarray]:
+    """D = a + cσσ_{k+α} and u^ψ_k = (p + h(1−α)f)/D, by ``core.vehicles.car.advance``'s operations (same bits)."""
+    D = c * sg
+    D *= sa
+    D += a
+    u = hb * f
+    u += p
+    u /= D
+    return D, u
+
+
+def _residuals(car: carlib.Car, Xl: np.ndarray, N: int, alpha: float, last: _LastStep | None = None) -> np.ndarray:
+    """s_{k+1} − Φ_h(s_k, u_k) (B, 6) over the dynamics group's locals (s_k, u_k, s_{k+1}, T), h = T/N:
+    the expressions of ``core.vehicles.car.advance`` (bit for bit), written column by column. With ``last``
+    (and α sharing σ_{k+α}, :class:`_LastStep`), leaves σ_{k+α}, σ_{k+1}, D, u^ψ there for the Jacobian."""
+    out = np.empty((Xl.shape[0], 6))
+    hsets = _h_sets(Xl[:, 14], N)
+    for hv, sel in hsets:
+        h, _, hb, _, _, a, c, k2, rho, c2k, al, _, _, _ = _step_constants(car, hv, alpha)
+        Xs = Xl if sel is None else Xl[sel]
+        o = out if sel is None else np.empty((Xs.shape[0], 6))
+        sg, th, p, f, w = Xs[:, SIG], Xs[:, TH], Xs[:, P], Xs[:, 6], Xs[:, 7]
+        hw = h * w
+        sa = al * hw
+        sa += sg                                             # σ_{k+α}
+        D, u = _mass_and_wheel_rate(a, c, hb, sg, sa, p, f)
+        hu = h * u
+        z = k2 * sa
+        z *= hu                                              # hω/2
+        chord = rho * hu
+        chord *= _sinc(z)
+        tm = th + z
+        hu += Xs[:, PSI]
+        np.subtract(Xs[:, 8], hu, out=o[:, PSI])
+        s1 = hw
+        s1 += sg                                             # σ_{k+1} = σ + hw
+        np.subtract(Xs[:, 9], s1, out=o[:, SIG])
+        np.subtract(Xs[:, 10], tm + z, out=o[:, TH])
+        np.subtract(Xs[:, 11], Xs[:, X] + chord * np.cos(tm), out=o[:, X])
+        chord *= np.sin(tm)
+        chord += Xs[:, Y]
+        np.subtract(Xs[:, 12], chord, out=o[:, Y])
+        p1 = h * f
+        p1 += p
+        z *= c2k * w
+        p1 += z                                              # p + hf + (2c/κ) w z
+        np.subtract(Xs[:, 13], p1, out=o[:, P])
+        if sel is not None:
+            out[sel] = o
+        elif last is not None and _shares_sigma_alpha(alpha):
+            last.key, last.step = Xl.tobytes(), (hv, sa, s1, D, u)
+    return out
+
+
+def _jacobian_block(car: carlib.Car, Xl: np.ndarray, N: int, alpha: float, free_T: bool,
+                    last: _LastStep | None = None) -> np.ndarray:
+    """∂(s_{k+1} − Φ_h(s_k, u_k))/∂(s_k, u_k, s_{k+1}, T) (B, 6, 15), h = T/N: bit for bit −[∂Φ/∂s, ∂Φ/∂u]
+    of ``core.vehicles.car.step_partials``/``step_jacobian_rows``, I, and −(∂Φ/∂h)/N of :func:`_step_dh`
+    (the same floating-point expressions, reassociated only where exact: commuted operands, −(xy) = (−x)y;
+    the sums with a structural 0 kept where they can change the sign of a zero). The partials are formed in
+    a (6, m, B) array A over (row, column ∈ _JCOLS), negated once and scattered into a copy of the constant
+    template; the partials in h share the chain rule's arrays (∂z, ∂L by column); σ_{k+α}, σ_{k+1}, D, u^ψ
+    come from ``last`` when the values were just evaluated at this X (:class:`_LastStep`)."""
+    B = Xl.shape[0]
+    J = _jacobian_template(B, free_T).copy()
+    cols = _JCOLS[0 if free_T else 1]
+    m = len(cols)                                            # (σ, w, p, f[, T])
+    shared = last.get(Xl) if last is not None else None
+    for hv, sel in ([(shared[0], None)] if shared is not None else _h_sets(Xl[:, 14], N)):
+        h, ah, hb, k, hr, a, c, k2, rho, _, al, bl, hal, sig_row = _step_constants(car, hv, alpha)
+        Xs = Xl if sel is None else Xl[sel]
+        n = Xs.shape[0]
+        sg, th, p, f, w = Xs[:, SIG], Xs[:, TH], Xs[:, P], Xs[:, 6], Xs[:, 7]
+        A = np.empty((6, m, n))
+        if shared is not None:
+            _, sa, s1, D, u = shared
+        else:
+            sa = ah * w
+            sa += sg                                         # σ_{k+α}
+            s1 = h * w
+            s1 += sg                                         # σ_{k+1}
+            D, u = _mass_and_wheel_rate(a, c, hb, sg, sa, p, f)
+        # ∂u/∂(σ, w, p, f) = (−u·c(σ_{k+α} + σ), −u·c(σαh), 1, h(1−α))/D
+        du = np.empty((4, n))
+        t = du[:2]
+        np.add(sa, sg, out=t[0])
+        np.multiply(sg, ah, out=t[1])
+        t *= c
+        t *= -u
+        du[2] = 1.0
+        du[3] = hb
+        du /= D
+        z = k * sa
+        z *= u
+        s, g = _sinc_g(z)
+        zg = z * g
+        # ∂z/∂(σ, w, p, f) = k(u ∂σ_{k+α} + σ_{k+α} ∂u) in dzx[:4]; ∂z/∂h in dzx[4] (_step_dh)
+        dzx = np.empty((m, n))
+        dz = dzx[:4]
+        np.multiply(sa, du, out=dz)
+        dz[0] += u
+        dz[1] += u * ah
+        dz[2:] += 0.0                                        # 0 + x: a −0.0 product (α = 1, σ_{k+α} = −0.0) as +0.0
+        dz *= k
+        tm = th + z
+        ct, st = np.cos(tm), np.sin(tm)
+        L = hr * u
+        L *= s
+        Lst, Lct = L * st, L * ct
+        Mq = c * s1
+        Mq *= sa
+        Mq += a
+        cu = c * u
+        if free_T:                                           # _step_dh's expressions
+            dsa = al * w
+            du_h = cu * sg
+            du_h *= dsa
+            np.subtract(bl * f, du_h, out=du_h)
+            du_h /= D
+            t = sa * du_h
+            t += dsa * u
+            t *= h
+            t += sa * u
+            np.multiply(k2, t, out=dzx[4])
+        zdz = zg * dzx                                       # (dsinc/dz) ∂z
+        # ∂L/∂(σ, w, p, f) = hρ(sinc ∂u + u sinc′ ∂z); ∂L/∂h (dchord) likewise in dLx[4]
+        dLx = np.empty((m, n))
+        dL = dLx[:4]
+        np.multiply(u, zdz[:4], out=dL)
+        dL += s * du
+        dL *= hr
+        if free_T:
+            hdu = h * du_h
+            d = u * s
+            d += hdu * s
+            t = h * u
+            t *= zdz[4]
+            d += t
+            np.multiply(rho, d, out=dLx[4])
+        # the rows of ∂Φ over (σ, w, p, f[, T])
+        np.multiply(h, du, out=A[PSI, :4])
+        A[SIG, :4] = sig_row                                 # σ₁ = σ + hw
+        np.add(dzx, dzx, out=A[TH])                          # 2∂z
+        r = A[X]
+        np.multiply(ct, dLx, out=r)
+        r -= Lst * dzx
+        r = A[Y]
+        np.multiply(st, dLx, out=r)
+        r += Lct * dzx
+        # p₁: Mq ∂u + c u (σ_{k+α} ∂σ_{k+1} + σ_{k+1} ∂σ_{k+α}) + hα ∂f; (r[2] = 0 + Mq/D in the dense form is
+        # not a zero for finite inputs, and r[3] = 0 + Mq∂u + hα gets the sign of a zero right without the 0)
+        r = A[P, :4]
+        np.multiply(Mq, du, out=r)
+        t = np.empty((2, n))
+        np.add(sa, s1, out=t[0])
+        np.multiply(sa, h, out=t[1])
+        t[1] += s1 * ah
+        t *= cu
+        r[:2] += t
+        r[3] += hal
+        if free_T:
+            np.add(u, hdu, out=A[PSI, 4])
+            A[SIG, 4] = w
+            e = w * sa
+            e += s1 * dsa
+            e *= c
+            e *= u
+            e += Mq * du_h
+            e += al * f
+            A[P, 4] = e
+        np.negative(A, out=A)
+        if free_T:
+            A[:, 4] /= N
+        Jt = J if sel is None else J[sel]
+        Jt[:, :, cols] = A.transpose(2, 0, 1)
+        Jt[:, X, TH] = Lst                                   # −∂(x₁, y₁)/∂θ = (L sin, −L cos)(θ + z)
+        np.negative(Lct, out=Jt[:, Y, TH])
+        if sel is not None:
+            J[sel] = Jt
+    return J
 
 
 def step_lagrangian_hessian(car: carlib.Car, V: np.ndarray, lam: np.ndarray, N: int, alpha: float,
