@@ -37,9 +37,12 @@ from .problem import same_values
 try:  # the clip ufunc and einsum themselves: the same values without numpy's Python-level wrappers
     from numpy._core._multiarray_umath import c_einsum as _einsum
     from numpy._core.umath import clip as _clip
-except ImportError:  # pragma: no cover - numpy < 1.26
-    from numpy.core._multiarray_umath import c_einsum as _einsum
-    from numpy.core.umath import clip as _clip
+except ImportError:  # pragma: no cover - numpy 1.x
+    try:
+        from numpy.core._multiarray_umath import c_einsum as _einsum
+        from numpy.core.umath import clip as _clip
+    except ImportError:  # a numpy that moved them again: the public functions (same values)
+        _einsum, _clip = np.einsum, np.clip
 
 TINY = 1e-300
 
