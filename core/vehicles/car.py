@@ -213,14 +213,16 @@ def initial_state(car: Car, initial: CarInitial) -> Array:
 def _sinc(z: Array) -> Array:
     """sin z / z (1 at 0): exact to rounding for every z, so no series is needed for the value."""
     z = np.asarray(z, dtype=float)
+    if np.count_nonzero(z) == z.size:  # no zero: the plain quotient, no masked pass (the same values)
+        return np.sin(z) / z
     out = np.ones(z.shape)
     np.divide(np.sin(z), z, out=out, where=z != 0.0)
     return out
 
 
 # d/dz (sin z / z) = z · g(z²), g = (cos z − sin z / z)/z², by series near 0 (finite derivative at ω = 0)
-_dsinc_over_z = S.smooth(lambda t: (np.cos(t) - np.sin(t) / t) / t**2,
-                         [-1 / 3, 1 / 30, -1 / 840, 1 / 45360, -1 / 3991680, 1 / 518918400])
+DSINC_SERIES = (-1 / 3, 1 / 30, -1 / 840, 1 / 45360, -1 / 3991680, 1 / 518918400)  # g's Taylor coefficients in z²
+_dsinc_over_z = S.smooth(lambda t: (np.cos(t) - np.sin(t) / t) / t**2, DSINC_SERIES)
 
 
 def advance(car: Car, psi: Array, sigma: Array, theta: Array, x: Array, y: Array, p: Array,

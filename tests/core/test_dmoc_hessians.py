@@ -203,7 +203,7 @@ def _car_step_hessian_jets(car, V, lam, N, alpha, T_free=True):
     u = (p + (h * f).scale(1.0 - alpha)) / ((sg * sa).scale(car.c) + car.a)
     hu = h * u
     z = (sa * hu).scale(0.5 * car.kappa)
-    chord = (hu * jets.sinc(z, carmodel._dsinc_over_z)).scale(car.wheel_radius)
+    chord = (hu * jets.sinc(z, carlib._dsinc_over_z)).scale(car.wheel_radius)
     tm = th + z
     Lg = (hu.scale(lam[:, 0]) + hw.scale(lam[:, 1]) + z.scale(2.0 * lam[:, 2])
           + chord * (jets.cos(tm).scale(lam[:, 3]) + jets.sin(tm).scale(lam[:, 4]))
@@ -303,7 +303,7 @@ def test_jets_second_order_chain_rule():
     def jet(Xb):
         a, b, c = jets.Jet.variables(Xb)
         return (jets.sin(a * b) / (1.0 + c * c) + jets.cos(a) * c
-                + jets.sinc(b - c, carmodel._dsinc_over_z) - 2.0 * a + (3.0 - b).scale(Xb[:, 0]))
+                + jets.sinc(b - c, carlib._dsinc_over_z) - 2.0 * a + (3.0 - b).scale(Xb[:, 0]))
 
     f = jet(X)
     v = (np.sin(X[:, 0] * X[:, 1]) / (1 + X[:, 2] ** 2) + np.cos(X[:, 0]) * X[:, 2] - 2 * X[:, 0]
@@ -317,7 +317,7 @@ def test_jets_second_order_chain_rule():
     def jet_fixed(Xb):
         a, b, c = jets.Jet.variables(Xb)
         return (jets.sin(a * b) / (1.0 + c * c) + jets.cos(a) * c
-                + jets.sinc(b - c, carmodel._dsinc_over_z) - 2.0 * a + (3.0 - b).scale(const))
+                + jets.sinc(b - c, carlib._dsinc_over_z) - 2.0 * a + (3.0 - b).scale(const))
 
     g = jet_fixed(X)
     assert np.allclose(g.g, _fd_columns(lambda Xb: jet_fixed(Xb).v, X), atol=1e-8)

@@ -11,7 +11,7 @@ dynamics"; ``core.vehicles.car.step``), so its update equations at every step ar
     s_{k+1} − Φ_h(s_k, u_k) = 0,   k = 0…N−1
 
 with Φ the car's step. The Jacobian blocks are the car module's analytic
-``step_jacobian`` (∂Φ/∂s, ∂Φ/∂u); the column of T is (∂Φ/∂h)/N from :func:`step_dh` (the car
+``step_jacobian`` (∂Φ/∂s, ∂Φ/∂u); the column of T is (∂Φ/∂h)/N as :func:`step_dh` gives it (the car
 module has no ∂/∂h; the chain rule through the same explicit update, checked against
 differences in the tests). The group evaluates both fused (:func:`_residuals`,
 :func:`_jacobian_block`: the same floating-point operations, so the same bits, without the
@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from ...errors import ScenarioError
-from ...lie._series import SERIES_THRESHOLD as _SERIES_THRESHOLD, smooth
+from ...lie._series import SERIES_THRESHOLD as _SERIES_THRESHOLD
 from ...scenario import Table
 from ...trajectory import Trajectory
 from ...vehicles import car as carlib
@@ -329,39 +329,25 @@ class CarModel(Model):
         return np.array([self.start.position[0], self.start.position[1], 0.0])
 
 
-# d/dz (sin z / z) = (z cos z − sin z)/z² = z · g(z²), g by series near 0 (finite at ω = 0)
-_G_SERIES = (-1 / 3, 1 / 30, -1 / 840, 1 / 45360, -1 / 3991680, 1 / 518918400)
-_dsinc_over_z = smooth(lambda t: (np.cos(t) - np.sin(t) / t) / t**2, _G_SERIES)
-
-
 @functools.lru_cache(maxsize=64)
 def _hess_constants(car: carlib.Car, N: int, alpha: float) -> tuple[np.ndarray, ...]:
     """1/N, α/N, (1−α)/N, c, a, ½κ, ρ, 2c/κ, α, 1−α as 0-d arrays: numpy multiplies an array by a 0-d
     array faster than by a Python float, and the Hessian's many small products are call-bound."""
     al = float(alpha)
     q = 1.0 / N
-    return tuple(np.array(v) for v in (q, al * q, (1.0 - al) * q, car.c, car.a, 0.5 * car.kappa, car.wheel_radius,
-                                       2.0 * car.c / car.kappa, al, 1.0 - al))
+    return _readonly(q, al * q, (1.0 - al) * q, car.c, car.a, 0.5 * car.kappa, car.wheel_radius,
+                     2.0 * car.c / car.kappa, al, 1.0 - al)
 
 
-_G_SERIES_0D = tuple(np.array(co) for co in _G_SERIES)
+# d/dz (sin z / z) = (z cos z − sin z)/z² = z · g(z²): g's series (``core.vehicles.car``'s) as 0-d arrays
+_G_SERIES_0D = tuple(np.array(co) for co in carlib.DSINC_SERIES)
 _THRESHOLD2_0D = np.array(_SERIES_THRESHOLD**2)
-
-
-def _sinc(z: np.ndarray) -> np.ndarray:
-    """sin z / z (1 at 0): ``core.vehicles.car._sinc`` bit for bit, without its masked pass when no z is 0."""
-    if np.count_nonzero(z) == z.size:                      # (cheaper than z.all())
-        s = np.sin(z)
-        s /= z
-        return s
-    s = np.ones(z.shape)
-    np.divide(np.sin(z), z, out=s, where=z != 0.0)
-    return s
+_sinc = carlib._sinc  # sin z / z (1 at 0): the simulator's, so the residuals match its step bit for bit
 
 
 def _sinc_g(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """sinc z = sin z / z (1 at 0) and g(z²) = (cos z − sinc z)/z² (so sinc′ = z g, sinc″ = −sinc − 2g): the
-    values of :data:`_dsinc_over_z` (its series below |z| = 0.25, the direct formula above), without
+    values of ``core.vehicles.car._dsinc_over_z`` (its series below |z| = 0.25, the direct formula above), without
     its masked passes over the whole batch when all z are on one side of the threshold."""
     zz = z * z
     big = zz >= _THRESHOLD2_0D
@@ -369,11 +355,7 @@ def _sinc_g(z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if n_big == z.size:                                    # no series
         s = np.sin(z) / z
         return s, (np.cos(z) - s) / zz
-    if np.count_nonzero(z) == z.size:
-        s = np.sin(z) / z
-    else:
-        s = np.ones(z.shape)
-        np.divide(np.sin(z), z, out=s, where=z != 0.0)
+    s = _sinc(z)
     g = zz * _G_SERIES_0D[-1]
     for co in _G_SERIES_0D[-2:0:-1]:
         g += co
