@@ -778,7 +778,12 @@ def _solve_batched(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     threading); elimination vectorised over the batch is ~20× faster for B = 1000.
     """
     if A.shape[0] <= 8:
-        return np.linalg.solve(A, b[..., None])[..., 0]
+        try:
+            return np.linalg.solve(A, b[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            # A singular system in the stack (an overflowing Newton step; which one LAPACK flags depends
+            # on the CPU's kernels): eliminate below, which gives inf/NaN there for the blow-up check
+            pass
     A = A.copy()
     b = b.copy()
     n = A.shape[-1]
