@@ -117,7 +117,7 @@ def _chain(g: np.ndarray, J: np.ndarray) -> np.ndarray:
     times cheaper; equal to round-off (bit for bit where BLAS runs the same kernel for both shapes).
     Written through a transposed view, so the result is contiguous in (O, B, P) (the NLP gathers from it)."""
     out = np.empty(g.shape[:2] + J.shape[2:])
-    np.matmul(np.swapaxes(g, 0, 1), J, out=np.swapaxes(out, 0, 1))
+    np.matmul(g.swapaxes(0, 1), J, out=out.swapaxes(0, 1))  # (the methods: np.swapaxes adds a Python wrapper)
     return out[:, :, None, :]
 
 
@@ -167,8 +167,8 @@ class _Shared(GroupBatch):
         lam = lam[:, :, 0]
         _, g = self.obstacles.evaluate(p)
         Hp = self.obstacles.weighted_hessian(p, lam)
-        w = np.matmul(lam.T[:, None, :], np.swapaxes(g, 0, 1))[:, 0]  # Σ_o λ_o ∇_p d_o (K, 3)
-        return np.swapaxes(J, 1, 2) @ (Hp @ J) + self.model.point_curvature(X, body, w, *ref)
+        w = np.matmul(lam.T[:, None, :], g.swapaxes(0, 1))[:, 0]  # Σ_o λ_o ∇_p d_o (K, 3)
+        return J.swapaxes(1, 2) @ (Hp @ J) + self.model.point_curvature(X, body, w, *ref)
 
     def _first(self, X, b, *ref):
         """d (O, B) and ∂d/∂X (O, B, 1, P) = ∇_p d J for every obstacle."""

@@ -83,17 +83,14 @@ def _box(p: np.ndarray, center: np.ndarray, rotation: np.ndarray, half_extents: 
     g_local = np.copysign(out_v, q) / np.where(outside, out, 1.0)[..., None]  # sign(q) max(w, 0) / |…|
     d = out
     if not outside.all():
-        s = np.where(q < 0.0, -1.0, 1.0)
-        inside_j = np.argmax(w, axis=-1)
-        at = (np.arange(len(w)),) if w.ndim == 2 else ()
-        if w.ndim == 2:
-            g_in = np.zeros_like(q)
-            g_in[at[0], inside_j] = s[at[0], inside_j]
-            inside = w[at[0], inside_j]
-        else:
-            g_in = np.zeros_like(q)
-            np.put_along_axis(g_in, inside_j[..., None], np.take_along_axis(s, inside_j[..., None], axis=-1), axis=-1)
-            inside = np.take_along_axis(w, inside_j[..., None], axis=-1)[..., 0]
+        inside_j = w.argmax(axis=-1)
+        # the nearest face of every point (its largest w) as flat positions in the raveled (…, 3) arrays:
+        # plain gathers instead of numpy's take/put_along_axis, whose Python-level index building dominates here
+        at = np.arange(0, 3 * inside_j.size, 3) + inside_j.ravel()
+        g_in = np.zeros(q.size)
+        g_in[at] = np.where(q.ravel()[at] < 0.0, -1.0, 1.0)
+        g_in = g_in.reshape(q.shape)
+        inside = w.ravel()[at].reshape(inside_j.shape)
         g_local = np.where(outside[..., None], g_local, g_in)
         d = np.where(outside, out, inside)
     rt = None if rotation is None else np.swapaxes(rotation, -1, -2)
@@ -283,6 +280,14 @@ def _boxes_weighted(prm: tuple, aux: tuple, lam: np.ndarray, H: np.ndarray) -> n
     return c
 
 
+def _as_slice(pos: np.ndarray) -> np.ndarray | slice:
+    """Positions as a slice when they are consecutive (the usual case: obstacles of a kind listed together):
+    reading and writing the rows of a family then costs a view, not a fancy-index copy."""
+    if len(pos) and np.array_equal(pos, np.arange(pos[0], pos[0] + len(pos))):
+        return slice(int(pos[0]), int(pos[0]) + len(pos))
+    return pos
+
+
 _FAMILY = {"sphere": "round", "capsule": "round", "box": "box"}
 _KERNELS = {"round": (_rounds, _rounds_hessian, _rounds_weighted), "box": (_boxes, _boxes_hessian, _boxes_weighted)}
 
@@ -295,7 +300,7 @@ class ObstacleSet:
 
     def __init__(self, obstacles: Sequence[Obstacle]):
         self.obstacles = list(obstacles)
-        self._kinds: list[tuple[str, np.ndarray, tuple]] = []
+        self._kinds: list[tuple[str, np.ndarray | slice, tuple]] = []
         unknown = {ob.kind for ob in self.obstacles} - set(_FAMILY)
         if unknown:
             raise ValueError(f"unknown obstacle kind {sorted(unknown)[0]!r}")
@@ -318,7 +323,7 @@ class ObstacleSet:
                 # axis-aligned boxes (the common case) skip the three rotation products: same values
                 prm = (_stacked(obs, "center"), None if np.array_equal(R, np.broadcast_to(np.eye(3), R.shape)) else R,
                        _stacked(obs, "half_extents"))
-            self._kinds.append((family, pos, prm))
+            self._kinds.append((family, _as_slice(pos), prm))
         self._last: tuple | None = None  # (p, d, ∇d, per-kind intermediates) at the last points
         self._tiles: dict[int, list[tuple]] = {}  # B → each family's parameters with (O, B, 3) vectors
 
@@ -381,7 +386,7 @@ class ObstacleSet:
         for (kind, pos, prm), aux in zip(self._kinds, auxes):
             c[pos] = _KERNELS[kind][2](prm, aux, lam[pos], H)
         # Σ_o c_o ∇d_o ∇d_oᵀ as one (3, O)·(O, 3) product per point
-        H -= np.matmul(np.swapaxes(g, 0, 1).transpose(0, 2, 1), np.swapaxes(c[..., None] * g, 0, 1))
+        H -= np.matmul(g.swapaxes(0, 1).transpose(0, 2, 1), (c[..., None] * g).swapaxes(0, 1))
         return H
 
     def distances(self, p: np.ndarray, hessian: bool = False):

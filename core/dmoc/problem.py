@@ -22,6 +22,8 @@ difference of the analytic Jacobians (index plan built once per group), perturbi
 columns that are free in some instance (a fixed duration or start pose is never perturbed).
 Groups over the same instances may come as one :class:`GroupBatch` (every obstacle's clearance):
 the NLP then asks it once per callback, and its Lagrangian Hessian as one sum per instance.
+Consecutive groups that share elementwise functions (``Group.elementwise``: the car's speed bounds
+and goal speed) are evaluated in one call over their instances stacked.
 
 Variables fixed by the scenario (the start state, a goal pose given exactly, a
 waypoint heading) are removed from the decision vector: they stay on their values and
@@ -112,6 +114,10 @@ class Group:
     hess_jac: GroupFun | None = None  # Jacobian differenced for the Hessian (default: jac); may omit terms
     complex_step: bool = False  # jac=None and fun is complex-safe: complex-step Jacobian (exact)
     batch: "GroupBatch | None" = None  # evaluates this group together with others (see GroupBatch)
+    # fun, jac and hess treat every instance on its own, elementwise (no sums or products over the batch), so
+    # an instance's values do not depend on the others: consecutive constraint groups sharing these very
+    # functions are evaluated in one call over their instances end to end (the same values, fewer calls)
+    elementwise: bool = False
 
     def __post_init__(self) -> None:
         self.idx = np.asarray(self.idx, dtype=np.int64)
@@ -390,33 +396,64 @@ class _Scatter:
 
 
 class _Block:
-    """One step of the NLP's evaluation loops: a single group, or the consecutive groups of one
+    """One step of the NLP's evaluation loops: a single group; the consecutive groups of one
     :class:`GroupBatch` (their rows r0 … r1 contiguous, Jacobian entries in the groups' order, one
-    Hessian per instance over the union of their Hessian masks)."""
+    Hessian per instance over the union of their Hessian masks); or consecutive ``elementwise`` groups
+    sharing their functions, stacked (``group`` evaluates all their instances, entries in the groups' order)."""
 
-    def __init__(self, groups: list[Group], scatters: list[_Scatter], r0: int, fused: bool):
+    def __init__(self, groups: list[Group], scatters: list[_Scatter], r0: int, kind: str = "single"):
         g = groups[0]
-        self.group = g
-        self.batch = g.batch if fused else None
+        self.group = g if kind != "stack" else _stacked(groups)
+        self.batch = g.batch if kind == "batch" else None
         self.groups = groups
         self.r0 = r0
         self.r1 = r0 + sum(h.K * h.m for h in groups)
-        self.shape = (len(groups), g.K, g.m) if self.batch is not None else (g.K, g.m)
-        size = g.K * g.m * g.L  # Jacobian entries of one group
-        self.flat = np.concatenate([s.flat + i * size for i, s in enumerate(scatters)])
-        self.linear = all(h.linear for h in groups)
-        if self.batch is None:
+        self.shape = (len(groups), g.K, g.m) if self.batch is not None else ((self.r1 - r0) // g.m, g.m)
+        # per stacked group: its multipliers' rows and its Hessian entries within the block's
+        self.parts: list[tuple[slice, slice]] = []
+        if kind == "single":
             s = scatters[0]
-            self.hflat, self.hrows, self.hcols, self.hflat_t = s.hflat, s.hrows, s.hcols, s.hflat_t
-        else:
+            self.flat, self.hflat, self.hrows, self.hcols, self.hflat_t = s.flat, s.hflat, s.hrows, s.hcols, s.hflat_t
+        elif kind == "batch":
+            size = g.K * g.m * g.L  # Jacobian entries of one group
+            self.flat = np.concatenate([s.flat + i * size for i, s in enumerate(scatters)])
             union = np.logical_or.reduce([h.hess_mask for h in groups])
             self.hflat, self.hrows, self.hcols, self.hflat_t = _hess_entries(union, scatters[0].fp)
+        else:
+            k0 = np.cumsum([0] + [h.K for h in groups])  # first instance of each group in the stack
+            m, L = g.m, g.L
+            cat = lambda xs: np.concatenate(xs).astype(np.int64)  # noqa: E731
+            self.flat = cat([s.flat + k * m * L for s, k in zip(scatters, k0)])
+            self.hflat = cat([s.hflat + k * L * L for s, k in zip(scatters, k0)])
+            self.hflat_t = cat([s.hflat_t + k * L * L for s, k in zip(scatters, k0)])
+            self.hrows, self.hcols = cat([s.hrows for s in scatters]), cat([s.hcols for s in scatters])
+            e0 = np.cumsum([0] + [len(s.hflat) for s in scatters])
+            self.parts = [(slice(k0[i] * m, k0[i + 1] * m), slice(e0[i], e0[i + 1])) for i in range(len(groups))]
+        self.linear = all(h.linear for h in groups)
 
 
-def _batch_runs(groups: Sequence[Group]) -> list[tuple[list[Group], bool]]:
-    """The constraint groups cut into runs: a batch's groups (fused) when they follow each other in its
-    order over the same instances (none linear), else single groups."""
-    runs: list[tuple[list[Group], bool]] = []
+def _stacked(groups: list[Group]) -> Group:
+    """One group evaluating the instances of stackable ``groups`` (:func:`_stackable`) end to end."""
+    g = groups[0]
+    params = tuple(np.concatenate(ps) for ps in zip(*(h.params for h in groups)))
+    return Group(" + ".join(h.name for h in groups), np.concatenate([h.idx for h in groups]), g.fun,
+                 np.concatenate([h.instance_mask for h in groups]), jac=g.jac, params=params, linear=g.linear,
+                 hess=g.hess, elementwise=True)
+
+
+def _stackable(a: Group, b: Group) -> bool:
+    """b can follow a in one stacked call: both elementwise, the same functions (analytic Jacobian, and
+    analytic Hessian unless linear), the same local layout and parameters' shapes."""
+    return (a.elementwise and b.elementwise and a.batch is None and b.batch is None
+            and a.fun is b.fun and a.jac is b.jac and a.hess is b.hess and a.jac is not None
+            and (a.hess is not None or a.linear) and a.linear == b.linear and a.m == b.m and a.L == b.L
+            and len(a.params) == len(b.params) and all(p.shape[1:] == q.shape[1:] for p, q in zip(a.params, b.params)))
+
+
+def _batch_runs(groups: Sequence[Group]) -> list[tuple[list[Group], str]]:
+    """The constraint groups cut into runs: a batch's groups ("batch") when they follow each other in its
+    order over the same instances (none linear), consecutive stackable groups ("stack"), else single groups."""
+    runs: list[tuple[list[Group], str]] = []
     i = 0
     while i < len(groups):
         b = groups[i].batch
@@ -426,11 +463,14 @@ def _batch_runs(groups: Sequence[Group]) -> list[tuple[list[Group], bool]]:
                 and len(groups[i:i + n]) == n and not any(h.linear for h in members)
                 and all(h.batch is b and h.m == members[0].m and np.array_equal(h.idx, members[0].idx)
                         for h in members)):
-            runs.append((members, True))
+            runs.append((members, "batch"))
             i += n
-        else:
-            runs.append(([groups[i]], False))
-            i += 1
+            continue
+        j = i + 1
+        while j < len(groups) and _stackable(groups[i], groups[j]):
+            j += 1
+        runs.append((list(groups[i:j]), "stack" if j > i + 1 else "single"))
+        i = j
     return runs
 
 
@@ -461,6 +501,45 @@ class _Pattern:
         return sp.csr_matrix((values, (self.rows, self.cols)), shape=self.shape)
 
 
+class _Into:
+    """Where one block's Jacobian entries land in the values on a pattern: the range [lo, hi) of the
+    pattern's (row-sorted) entries, which the block owns when it owns its rows. Distinct entries (the
+    usual case) are one gather from the block's Jacobian in the pattern's order (``src``); repeated ones
+    are summed by ``np.bincount`` over the range, in the order the pattern's own reduction adds them."""
+
+    def __init__(self, flat: np.ndarray, seg: np.ndarray, lo: int):
+        """``flat``: the block's entries in its raveled Jacobian; ``seg``: their unique-entry indices."""
+        self.lo = lo
+        self.hi = int(seg.max()) + 1 if len(seg) else lo
+        local = seg - lo
+        self.src: np.ndarray | None = None
+        if len(seg) == self.hi - lo and (len(seg) == 0 or np.unique(local).size == len(seg)):
+            self.src = np.empty(len(seg), dtype=np.int64)
+            self.src[local] = flat
+        self.flat, self.map = flat, local
+
+    def fill(self, raw: np.ndarray, values: np.ndarray) -> None:
+        """values[lo:hi] from the block's raveled Jacobian ``raw``."""
+        if self.src is not None:
+            raw.take(self.src, out=values[self.lo:self.hi], mode="clip")  # (clip: no buffered out; src is valid)
+        else:
+            values[self.lo:self.hi] = np.bincount(self.map, weights=raw[self.flat], minlength=self.hi - self.lo)
+
+
+def _jacobian_plan(pattern: "_Pattern", flats: Sequence[np.ndarray]) -> list[_Into] | None:
+    """One :class:`_Into` per block when the blocks' ranges tile the pattern's entries in order (each
+    entry written by exactly one block), else None (the entries then go through ``pattern.reduce``)."""
+    plan, at, lo = [], 0, 0
+    for flat in flats:
+        seg = pattern.map[at:at + len(flat)]
+        at += len(flat)
+        if len(seg) and int(seg.min()) != lo:
+            return None
+        plan.append(_Into(flat, seg, lo))
+        lo = plan[-1].hi
+    return plan if lo == pattern.nnz else None
+
+
 @dataclass
 class Evaluation:
     """Values at z (always) and first derivatives (filled on first request)."""
@@ -473,17 +552,59 @@ class Evaluation:
     jac: np.ndarray | None = None  # values on NLP.jac_pattern
     xc: list[np.ndarray] | None = None  # y[idx] of every constraint block (reused by the derivatives)
     xo: list[np.ndarray] | None = None  # and of every cost group
+    key: bytes = b""  # z's bytes: the cache test compares them with the asked point's
 
 
-def _lower(g: Group, X: np.ndarray, lam: np.ndarray, s: _Scatter | _Block, out: np.ndarray) -> None:
-    """The entries ``s.hflat`` of ``g.hessian(X, lam)`` into ``out``: for an analytic ``hess`` the
-    symmetric part ½(H + Hᵀ) is taken on those entries alone (the same sums as Group.hessian)."""
-    if g.hess is None:
-        out[:] = g.hessian(X, lam).reshape(-1)[s.hflat]
-        return
-    H = np.asarray(g.hess(X, lam, *g.params), dtype=float).reshape(-1)
-    np.add(H[s.hflat], H[s.hflat_t], out=out)
-    out *= 0.5
+class _Lower:
+    """The Hessian's entries on hess_pattern before its reduction, filled block by block: an analytic
+    Hessian's lower entries go to ``low`` and their transposed entries to ``up``, so that the symmetric
+    part ½(H + Hᵀ) (the same sums as Group.hessian) is one add and one multiply over all blocks at once;
+    entries given as they are (difference Hessians, symmetric already) are written after that."""
+
+    def __init__(self, size: int):
+        self.low, self.up = np.empty(size), np.empty(size)
+        self.at = 0
+        self.last = slice(0, 0)  # the entries of the block filled last
+        self.given: list[tuple[slice, np.ndarray]] = []
+
+    def _next(self, s: _Scatter | _Block) -> slice:
+        self.last = slice(self.at, self.at + len(s.hflat))
+        self.at = self.last.stop
+        return self.last
+
+    def clear(self, part: slice) -> None:
+        """Zeros for the entries ``part`` (offsets within it) of the block just filled."""
+        sl = slice(self.last.start + part.start, self.last.start + part.stop)
+        self.low[sl] = 0.0
+        self.up[sl] = 0.0
+
+    def zero(self, s: _Scatter | _Block) -> None:
+        sl = self._next(s)
+        self.low[sl] = 0.0
+        self.up[sl] = 0.0
+
+    def analytic(self, H: np.ndarray, s: _Scatter | _Block) -> None:
+        """H (…, L, L) of an analytic ``hess`` (or a batch's Hessian), not necessarily symmetric."""
+        sl = self._next(s)
+        H = np.asarray(H, dtype=float).reshape(-1)
+        H.take(s.hflat, out=self.low[sl], mode="clip")  # (clip: take writes straight into out; indices valid)
+        H.take(s.hflat_t, out=self.up[sl], mode="clip")
+
+    def group(self, g: Group, X: np.ndarray, lam: np.ndarray, s: _Scatter | _Block) -> None:
+        if g.hess is not None:
+            self.analytic(g.hess(X, lam, *g.params), s)
+            return
+        sl = self._next(s)
+        self.low[sl] = self.up[sl] = 0.0
+        self.given.append((sl, g.hessian(X, lam).reshape(-1)[s.hflat]))
+
+    def values(self) -> np.ndarray:
+        """½(low + up), the given entries over it (before the pattern's reduction)."""
+        out = np.add(self.low, self.up, out=self.low)
+        out *= 0.5
+        for sl, v in self.given:
+            out[sl] = v
+        return out
 
 
 class NLP:
@@ -516,18 +637,22 @@ class NLP:
         # Jacobian and Hessian patterns
         self._cscat = [_Scatter(g, r0, self.freepos) for g, r0 in zip(self.constraints, self.row0)]
         self._oscat = [_Scatter(g, 0, self.freepos) for g in self.costs]
-        # the evaluation loops run over blocks: single groups, or a batch's groups fused
+        # the evaluation loops run over blocks: single groups, a batch's groups fused, or groups stacked
         self._blocks: list[_Block] = []
         i = 0
-        for groups, fused in _batch_runs(self.constraints):
-            self._blocks.append(_Block(groups, self._cscat[i:i + len(groups)], self.row0[i], fused))
+        for groups, kind in _batch_runs(self.constraints):
+            self._blocks.append(_Block(groups, self._cscat[i:i + len(groups)], self.row0[i], kind))
             i += len(groups)
         cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64)  # noqa: E731
         self.jac_pattern = _Pattern(cat([s.rows for s in self._cscat]), cat([s.cols for s in self._cscat]),
                                     (self.m, self.n))
         allh = self._blocks + self._oscat
         self.hess_pattern = _Pattern(cat([s.hrows for s in allh]), cat([s.hcols for s in allh]), (self.n, self.n))
+        # each block's Jacobian entries gathered straight into their place (no reduction pass)
+        self._jac_plan = _jacobian_plan(self.jac_pattern, [b.flat for b in self._blocks])
         self._cache: Evaluation | None = None
+        # the evaluation before the last one: IPOPT goes back to its iterate after a rejected trial point
+        self._previous: Evaluation | None = None
         self.evaluations = 0
 
     # -- vectors -----------------------------------------------------------------------------
@@ -540,11 +665,23 @@ class NLP:
         return np.asarray(y, dtype=float)[self.free]
 
     # -- evaluation (cached at the last point: solvers ask for f, g, c, J at the same z) -------
+    def _remembered(self, z: np.ndarray) -> Evaluation | None:
+        """The evaluation at z if it is the last one or the one before (then made the last one again)."""
+        key = z.tobytes()  # (one byte string for both tests; the remembered ones keep theirs)
+        c = self._cache
+        if c is not None and c.key == key and c.z.shape == z.shape:
+            return c
+        p = self._previous
+        if p is not None and p.key == key and p.z.shape == z.shape:
+            self._cache, self._previous = p, c
+            return p
+        return None
+
     def evaluate(self, z: np.ndarray) -> Evaluation:
         """Cost and constraint values at z (derivatives are computed on request, see ``derivatives``)."""
         z = np.asarray(z, dtype=float)
-        c = self._cache
-        if c is not None and same_values(c.z, z):
+        c = self._remembered(z)
+        if c is not None:
             return c
         self.evaluations += 1
         y = self.full(z)
@@ -556,8 +693,9 @@ class NLP:
         cons_v = np.empty(self.m)
         for b, X in zip(self._blocks, xc):
             cons_v[b.r0:b.r1] = (b.group.values(X) if b.batch is None else b.batch.values(X)).reshape(-1)
-        self._cache = Evaluation(z.copy(), y, cost, cons_v, xc=xc, xo=xo)
-        return self._cache
+        ev = Evaluation(z.copy(), y, cost, cons_v, xc=xc, xo=xo, key=z.tobytes())
+        self._previous, self._cache = self._cache, ev
+        return ev
 
     def derivatives(self, z: np.ndarray) -> Evaluation:
         ev = self.evaluate(z)
@@ -566,15 +704,23 @@ class NLP:
             for g, s, X in zip(self.costs, self._oscat, ev.xo):
                 J = g.jacobian(X)
                 grad += np.bincount(s.cols, weights=J.reshape(-1)[s.flat], minlength=self.n)
-            data = np.empty(len(self.jac_pattern.map))
-            at = 0
-            for b, X in zip(self._blocks, ev.xc):
-                nj = len(b.flat)
-                data[at:at + nj] = (b.group.jacobian(X) if b.batch is None else b.batch.jacobian(X)).reshape(-1)[b.flat]
-                at += nj
-            ev.jac = self.jac_pattern.reduce(data)
+            ev.jac = self._jacobian_values(ev.xc)
             ev.grad = grad
         return ev
+
+    def _jacobian_values(self, xc: list[np.ndarray]) -> np.ndarray:
+        """The constraint Jacobian's values on jac_pattern from the blocks' inputs."""
+        raws = [(b.group.jacobian(X) if b.batch is None else b.batch.jacobian(X)).reshape(-1)
+                for b, X in zip(self._blocks, xc)]
+        pattern = self.jac_pattern
+        if self._jac_plan is None:
+            return pattern.reduce(np.concatenate([raw[b.flat] for b, raw in zip(self._blocks, raws)]))
+        values = np.empty(pattern.nnz)
+        for into, raw in zip(self._jac_plan, raws):
+            into.fill(raw, values)
+        if not pattern.identity:
+            values += 0.0  # as pattern.reduce: its sums start from 0.0 (a −0.0 entry comes out as +0.0)
+        return values
 
     def objective(self, z: np.ndarray) -> float:
         return self.evaluate(z).cost
@@ -594,38 +740,32 @@ class NLP:
     def hessian_values(self, z: np.ndarray, lam: np.ndarray, obj_factor: float = 1.0) -> np.ndarray:
         """Lower triangle of ∇²(obj_factor·cost + lamᵀ c) on hess_pattern."""
         z = np.asarray(z, dtype=float)
-        c = self._cache
-        if c is not None and c.xc is not None and same_values(c.z, z):
+        c = self._remembered(z)
+        if c is not None and c.xc is not None:
             xc, xo = c.xc, c.xo  # the solvers ask the Hessian at the point just evaluated
         else:
             y = self.full(z)
             xc = [y[b.group.idx] for b in self._blocks]
             xo = [y[g.idx] for g in self.costs]
         lam = np.asarray(lam, dtype=float)
-        data = np.empty(len(self.hess_pattern.map))
-        at = 0
+        lower = _Lower(len(self.hess_pattern.map))
         for b, X in zip(self._blocks, xc):
-            nh = len(b.hflat)
-            if b.linear or not nh:
+            if b.linear or not len(b.hflat):
                 continue
             lg = lam[b.r0:b.r1].reshape(b.shape)
-            out = data[at:at + nh]
-            if not lg.any():
-                out[:] = 0.0
+            if not np.count_nonzero(lg):  # (count_nonzero: a C call, cheaper than ndarray.any)
+                lower.zero(b)
             elif b.batch is None:
-                _lower(b.group, X, lg, b, out)
+                lower.group(b.group, X, lg, b)
+                for rows, entries in b.parts:  # a stacked group without multipliers: zeros, as alone
+                    if not np.count_nonzero(lg.reshape(-1)[rows]):
+                        lower.clear(entries)
             else:  # one Hessian per instance for all the batch's groups
-                H = b.batch.hessian(X, lg).reshape(-1)
-                np.add(H[b.hflat], H[b.hflat_t], out=out)
-                out *= 0.5
-            at += nh
+                lower.analytic(b.batch.hessian(X, lg), b)
         for g, s, X in zip(self.costs, self._oscat, xo):
-            nh = len(s.hflat)
-            if g.linear or not nh:
-                continue
-            _lower(g, X, np.full((g.K, 1), float(obj_factor)), s, data[at:at + nh])
-            at += nh
-        return self.hess_pattern.reduce(data) if at else np.zeros(self.hess_pattern.nnz)
+            if not g.linear and len(s.hflat):
+                lower.group(g, X, np.full((g.K, 1), float(obj_factor)), s)
+        return self.hess_pattern.reduce(lower.values()) if lower.at else np.zeros(self.hess_pattern.nnz)
 
     def hessian(self, z: np.ndarray, lam: np.ndarray, obj_factor: float = 1.0) -> sp.csr_matrix:
         """Full symmetric sparse Hessian of the Lagrangian."""

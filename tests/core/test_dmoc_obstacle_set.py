@@ -4,6 +4,7 @@ named after its own obstacle."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from core.dmoc.constraints import Spec, _Shared, assemble, clearance_group
 from core.dmoc.models.car import CarModel
@@ -27,10 +28,14 @@ def _obstacles() -> list[Obstacle]:
     ]
 
 
-def test_obstacle_set_matches_each_obstacle_bit_for_bit():
+@pytest.mark.parametrize("order", ["mixed", "kinds together"])
+def test_obstacle_set_matches_each_obstacle_bit_for_bit(order):
+    """Kinds interleaved (each family's rows gathered by index) or listed together (rows as slices)."""
     obs = _obstacles()
     rng = np.random.default_rng(3)
     p = np.concatenate([rng.uniform(-6, 6, (400, 3)), [obs[0].center, obs[2].center + 0.1]])  # some inside
+    if order != "mixed":
+        obs = [obs[i] for i in (0, 2, 1, 3, 4)]
     S = ObstacleSet(obs)
     d, g = S.distances(p)
     d2, g2, H2 = S.distances(p, hessian=True)
@@ -40,6 +45,7 @@ def test_obstacle_set_matches_each_obstacle_bit_for_bit():
         assert np.array_equal(d[i], ref_d) and np.array_equal(g[i], ref_g), ob.label
         assert np.array_equal(d2[i], hd) and np.array_equal(g2[i], hg) and np.array_equal(H2[i], hH), ob.label
     assert S.index(obs[3]) == 3
+    assert all(isinstance(pos, slice) == (order != "mixed") for _, pos, _ in S._kinds)
 
 
 def test_clearance_groups_share_one_evaluation_and_keep_their_labels():

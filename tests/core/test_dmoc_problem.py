@@ -10,6 +10,8 @@ pattern.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -282,3 +284,72 @@ def test_fixed_variables_are_removed_and_duplicates_summed():
     assert np.allclose(nlp.gradient(z), [12.0, 0.0])
     H = nlp.hessian(z, np.array([1.0, 2.0]), 1.0).toarray()
     assert np.allclose(H, [[4.0, 2.0], [2.0, 0.0]], atol=1e-7)
+
+
+def _unstacked(nlp: NLP) -> NLP:
+    """The same NLP with no group stacked (every elementwise group evaluated on its own)."""
+    groups = [dataclasses.replace(g, elementwise=False) if g.elementwise else g for g in nlp.constraints]
+    return NLP(nlp.layout, nlp.base, nlp.fixed, nlp.meta["lower_full"], nlp.meta["upper_full"], groups, nlp.costs,
+               meta=nlp.meta)
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def test_stacked_elementwise_groups_match_separate_evaluation():
+    """The car's goal speed and speed bounds share their elementwise functions: the NLP evaluates them in
+    one call, with the values, Jacobian and Hessian of the groups one by one to the bit, a group whose
+    multipliers are all zero included."""
+    nlp, z = _problem("car", seed=5)
+    plain = _unstacked(nlp)
+    stacked = [b for b in nlp._blocks if len(b.groups) > 1 and b.batch is None]
+    assert [[g.name for g in b.groups] for b in stacked] == [["goal: speed", "bounds: speed"]]
+    assert len(plain._blocks) == len(nlp._blocks) + 1
+    rng = np.random.default_rng(6)
+    b = stacked[0]
+    for zero_rows in (slice(0, 0), slice(b.r0, b.r0 + 1), slice(b.r0 + 1, b.r1), slice(b.r0, b.r1)):
+        lam = rng.normal(size=nlp.m)
+        lam[zero_rows] = 0.0
+        assert _same(nlp.constraint_values(z), plain.constraint_values(z))
+        assert _same(nlp.jacobian_values(z), plain.jacobian_values(z))
+        assert _same(nlp.hessian_values(z, lam, 0.3), plain.hessian_values(z, lam, 0.3))
+
+
+def test_the_evaluation_before_the_last_is_remembered():
+    """IPOPT returns to its iterate after a rejected trial point: that point is not evaluated again."""
+    nlp, z = _problem("car", seed=7)
+    first = nlp.derivatives(z)
+    trial = nlp.evaluate(z + 1e-3)
+    count = nlp.evaluations
+    assert nlp.derivatives(z.copy()) is first and nlp.evaluations == count
+    assert nlp.evaluate(z + 1e-3) is trial and nlp.evaluations == count
+    nlp.evaluate(z + 2e-3)  # a third point forgets the oldest
+    assert nlp.evaluate(z) is not first and nlp.evaluations == count + 2
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_jacobian_gathered_in_place_equals_the_pattern_reduction(name):
+    nlp, z = _problem(name, seed=8)
+    assert nlp._jac_plan is not None
+    direct = nlp.jacobian_values(z).copy()
+    nlp._jac_plan, nlp._cache, nlp._previous = None, None, None
+    assert _same(direct, nlp.jacobian_values(z))
+
+
+def test_repeated_entries_of_one_instance_are_summed():
+    """A variable twice in one instance (two Jacobian entries on one (row, column)): summed, in place too."""
+    lay = Layout()
+    idx = lay.add("y", 3)
+    g = Group("g", np.array([[idx[0], idx[0]], [idx[1], idx[2]]]), lambda X: (X[:, 0] * X[:, 1])[:, None],
+              np.ones((1, 2), dtype=bool), jac=lambda X: np.stack([X[:, 1], X[:, 0]], axis=1)[:, None, :])
+    h = Group("h", np.array([[idx[2]]]), lambda X: -X, np.ones((1, 1), dtype=bool),
+              jac=lambda X: -np.ones((X.shape[0], 1, 1)), linear=True)
+    nlp = NLP(lay, np.zeros(3), np.zeros(3, dtype=bool), np.full(3, -np.inf), np.full(3, np.inf), [g, h], [])
+    z = np.array([3.0, 5.0, 7.0])
+    assert nlp._jac_plan is not None and nlp._jac_plan[0].src is None  # the bincount range
+    assert np.array_equal(nlp.jacobian(z).toarray(), [[6.0, 0.0, 0.0], [0.0, 7.0, 5.0], [0.0, 0.0, -1.0]])
+    direct = nlp.jacobian_values(z).copy()
+    nlp._jac_plan, nlp._cache, nlp._previous = None, None, None
+    assert _same(direct, nlp.jacobian_values(z))

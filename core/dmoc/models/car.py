@@ -154,32 +154,12 @@ class CarModel(Model):
         return []
 
     def _speed_group(self, nodes: np.ndarray, lo: float, hi: float, name: str) -> Group:
-        """v_k = ρ p_k / M(σ_k) within [lo, hi]; local = (σ_k, p_k)."""
-        car = self.car
+        """v_k = ρ p_k / M(σ_k) within [lo, hi]; local = (σ_k, p_k). The speed bounds and the goal speed share
+        their (elementwise) functions, so the NLP evaluates them in one call."""
         idx = self.state[nodes][:, [SIG, P]]
-
-        def fun(Xl):
-            return (car.wheel_radius * Xl[:, 1] / car.reduced_inertia(Xl[:, 0]))[:, None]
-
-        def jac(Xl):
-            M = car.reduced_inertia(Xl[:, 0])
-            J = np.empty((Xl.shape[0], 1, 2))
-            J[:, 0, 0] = -car.wheel_radius * Xl[:, 1] * 2.0 * car.c * Xl[:, 0] / M**2
-            J[:, 0, 1] = car.wheel_radius / M
-            return J
-
-        def hess(Xl, lam):
-            """λ ρ [−2cp(M − 4cσ²)/M³, −2cσ/M²; −2cσ/M², 0]."""
-            sg, p = Xl[:, 0], Xl[:, 1]
-            M = car.reduced_inertia(sg)
-            s = lam[:, 0] * car.wheel_radius
-            H = np.zeros((Xl.shape[0], 2, 2))
-            H[:, 0, 0] = -2.0 * s * car.c * p * (M - 4.0 * car.c * sg * sg) / M**3
-            H[:, 0, 1] = H[:, 1, 0] = -2.0 * s * car.c * sg / M**2
-            return H
-
+        fun, jac, hess = _speed_functions(self.car)
         return Group(name, idx, fun, np.ones((1, 2), dtype=bool), jac=jac, hess=hess, lower=lo, upper=hi,
-                     labels=[f"node {k}" for k in nodes])
+                     labels=[f"node {k}" for k in nodes], elementwise=True)
 
     # -- dynamics -----------------------------------------------------------------------------
     def _mask(self) -> np.ndarray:
@@ -327,6 +307,33 @@ class CarModel(Model):
 
     def start_position(self) -> np.ndarray:
         return np.array([self.start.position[0], self.start.position[1], 0.0])
+
+
+@functools.lru_cache(maxsize=64)
+def _speed_functions(car: carlib.Car):
+    """fun, jac, hess of the speed v = ρ p / M(σ) over local (σ, p), one set per car (shared by its groups)."""
+
+    def fun(Xl):
+        return (car.wheel_radius * Xl[:, 1] / car.reduced_inertia(Xl[:, 0]))[:, None]
+
+    def jac(Xl):
+        M = car.reduced_inertia(Xl[:, 0])
+        J = np.empty((Xl.shape[0], 1, 2))
+        J[:, 0, 0] = -car.wheel_radius * Xl[:, 1] * 2.0 * car.c * Xl[:, 0] / M**2
+        J[:, 0, 1] = car.wheel_radius / M
+        return J
+
+    def hess(Xl, lam):
+        """λ ρ [−2cp(M − 4cσ²)/M³, −2cσ/M²; −2cσ/M², 0]."""
+        sg, p = Xl[:, 0], Xl[:, 1]
+        M = car.reduced_inertia(sg)
+        s = lam[:, 0] * car.wheel_radius
+        H = np.zeros((Xl.shape[0], 2, 2))
+        H[:, 0, 0] = -2.0 * s * car.c * p * (M - 4.0 * car.c * sg * sg) / M**3
+        H[:, 0, 1] = H[:, 1, 0] = -2.0 * s * car.c * sg / M**2
+        return H
+
+    return fun, jac, hess
 
 
 @functools.lru_cache(maxsize=64)
