@@ -34,9 +34,10 @@ adaptive barrier update of Nocedal, Wächter & Waltz 2009, "NWW09"):
 * when α falls below α_min: feasibility restoration (:func:`_restoration`), Levenberg–Marquardt
   steps on ½|g|² + ζ/2 |w − w_r|² inside the bounds (log barrier), factorised by the same
   KKTSystem, until θ has fallen to 0.9 θ and the point is acceptable to the filter; the constraint
-  multipliers then restart at 0 (IPOPT's default constr_mult_reset_threshold = 0). When it
-  converges to a stationary point of |g|² that is not feasible the problem is reported locally
-  infeasible.
+  multipliers then restart at 0 (IPOPT's default constr_mult_reset_threshold = 0). Its own barrier
+  parameter falls like μ (``MU_R_MIN``). When it converges to a stationary point of |g|² that is not
+  feasible, or |g| stops falling while some row is far from zero (``STALL_*``), the problem is
+  reported locally infeasible.
 
 Termination: scaled KKT error ≤ tol (WB06 eq. 5: dual infeasibility and complementarity scaled by
 s_d, s_c) and unscaled constraint violation ≤ constraint_tol, or the iteration / time limit, or
@@ -72,6 +73,15 @@ MAX_SOC, KAPPA_SOC = 4, 0.99
 DELTA_REG = 1e-9          # constant quasi-definite regularisation, removed by iterative refinement
 KAPPA_D = 1e-5            # linear damping of variables bounded on one side only (WB06 §3.7)
 SIGMA_MIN, SIGMA_MAX, SIGMA_TOL, SECTION_STEPS = 1e-6, 100.0, 1e-2, 8   # quality-function search
+# restoration: its barrier parameter falls (as μ does, WB06 eq. 7) whenever its merit is stationary to
+# KAPPA_EPS μ_r, down to MU_R_MIN; without that a large μ_r holds x off the bounds that keep the violation
+# up (the helicopter whose collective bounds contradict hovering: |g|₁ 22 at μ_r = 0.34, 200 steps)
+MU_R_MIN = 1e-9
+# once μ_r ≤ STALL_MU, a violation whose least |r|₂ falls less than STALL_DROP (relative) over STALL_WINDOW
+# accepted steps at one μ_r has stopped: at a local minimum (infeasible) when some scaled row is still off by
+# more than STALL_FLOOR (that helicopter: |r|₂ 1.312, falling 0.05 % in 20 steps), else the restoration has
+# stalled near a feasible point (a random snakeboard pair at |r|₁ 2.8e-4, which trust-constr then solves)
+STALL_MU, STALL_WINDOW, STALL_DROP, STALL_FLOOR = 1e-4, 20, 1e-3, 1e-2
 
 
 @dataclass
@@ -614,7 +624,7 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
                                 barrier, filt, kkt_sys, deadline, verbose)
             if rest[0] == "infeasible":
                 status, message = "infeasible", ("infeasible (scipy interior point): the constraint violation "
-                                                 f"converged to a local minimum {rest[1]:.3g} > 0")
+                                                 f"stopped at a local minimum, scaled |g|₁ = {rest[1]:.3g}")
                 break
             if rest[0] != "ok":
                 status = "time_limit" if rest[0] == "time_limit" else "stalled"
@@ -726,7 +736,9 @@ def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients
     satisfied inequality row); the fraction-to-boundary rule keeps x interior. The slacks are put back at
     the constraint values (pushed inside their bounds). Returns ("ok", w) once the main problem's θ has
     fallen to 0.9 θ and the point is acceptable to the filter; ("infeasible", |r|₁) at a stationary point
-    of |r|² that is not feasible; ("stalled", None) or ("time_limit", None)."""
+    of |r|² that is not feasible or where |r| has stopped falling far from zero; ("stalled", None) or
+    ("time_limit", None). μ_r starts at the main loop's μ and falls (WB06 eq. 7's rule) each time the
+    merit is stationary to κ_ε μ_r."""
     m = kkt_sys.m
     mI = len(I)
     x_r = w[:n].copy()
@@ -759,6 +771,7 @@ def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients
     r = res_of(c)
     _, J = gradients(xc)
     lm = 1e-4
+    least: list[float] = []  # the least |r|₂ up to every accepted step at this μ_r
     for k in range(max_iter):
         if time.perf_counter() > deadline:
             return "time_limit", None
@@ -811,6 +824,19 @@ def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients
         rn = float(np.sum(np.abs(r)))
         if rn > 1e-6 and float(np.max(np.abs(proj), initial=0.0)) <= 1e-8 * max(1.0, rn):
             return "infeasible", rn
+        # the merit stationary to κ_ε μ_r (as WB06 eq. 7 tests E_μ): a smaller μ_r
+        if mu_r > MU_R_MIN:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gB = -np.where(hasL, mu_r / lo, 0.0) + np.where(hasU, mu_r / hi, 0.0)
+            if float(np.max(np.abs(gv + zeta * (xc - x_r) + gB), initial=0.0)) <= KAPPA_EPS * mu_r:
+                mu_r = max(MU_R_MIN, min(KAPPA_MU * mu_r, mu_r**THETA_MU))
+                zeta = math.sqrt(mu_r) * 1e-2
+                least.clear()
+                continue
+        if mu_r <= STALL_MU:
+            least.append(min(float(np.sqrt(r @ r)), least[-1] if least else math.inf))
+            if len(least) > STALL_WINDOW and least[-1] >= (1.0 - STALL_DROP) * least[-STALL_WINDOW - 1]:
+                return ("infeasible", rn) if float(np.max(np.abs(r))) > STALL_FLOOR else ("stalled", None)
     return "stalled", None
 
 

@@ -199,7 +199,7 @@ def _result(nlp: NLP, z: np.ndarray, converged: bool, status: str, msg: str, ite
     ev = nlp.evaluate(z)
     viol = nlp.max_violation(z)
     worst, _ = nlp.worst(z)
-    if not converged and worst and "violat" not in msg and viol > 1e-9:
+    if not converged and worst and worst not in msg and viol > 1e-9:
         msg = f"{msg}; largest violation {viol:.3g} in {worst}"
     return SolveResult(z=np.array(z, dtype=float), converged=converged, status=status, message=msg,
                        cost=float(ev.cost), max_constraint_violation=viol, iterations=int(iters),

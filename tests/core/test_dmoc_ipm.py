@@ -1,11 +1,13 @@
 """The scipy backend's interior-point method (core.dmoc.ipm) on small programs with known answers."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from core.dmoc.ipm import KKTSystem, fraction_to_boundary, interior_point
+from core.dmoc.ipm import MU_R_MIN, KKTSystem, _Jac, _restoration, fraction_to_boundary, interior_point
 from core.dmoc.problem import NLP, Group, Layout
 
 
@@ -66,6 +68,33 @@ def test_infeasible_program_is_reported_infeasible():
                [0, 0], [1, 1])
     r = _solve(nlp, [0.5, 0.5])
     assert r.status == "infeasible", (r.status, r.message)
+
+
+@pytest.mark.parametrize("mu", [1e-8, 0.34, 10.0])
+def test_restoration_lowers_its_barrier_and_finds_the_least_violation(mu):
+    """_restoration on y0 + y1 = 3 with 0 ≤ y ≤ 1 from y = (0.95, 0.95) (θ = 1.1: the 10 % fall it wants cannot
+    happen), entered at the main loop's μ: with μ_r held at a large μ
+    its barrier kept y off the bounds (the least violation |r| = 1 lies at y = (1, 1)), the gradient test never
+    fired and it ended "stalled" after 200 steps; lowering μ_r it reports infeasible there, |r|₁ → 1."""
+    J = np.array([[1.0, 1.0]])
+    Lx, Ux = np.zeros(2), np.ones(2)
+    kkt = KKTSystem(2, 1, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                    np.array([0, 0]), np.array([0, 1]))
+    calls = []
+
+    def evaluate(x):
+        calls.append(x.copy())
+        return float(x @ x), np.array([x.sum()])
+
+    status, rn = _restoration(np.array([0.95, 0.95]), 1.1, mu, 2, np.array([0]), np.zeros(0, np.int64),
+                              np.array([3.0]), Lx, Ux, np.zeros(0), np.zeros(0), evaluate,
+                              lambda x: (2.0 * x, _Jac(J[0].copy(), np.array([0, 0]), np.array([0, 1]), 2)),
+                              lambda c, s: c - 3.0, lambda f, w, mu_: f, [], kkt, math.inf, False)
+    assert status == "infeasible"
+    assert rn == pytest.approx(1.0, abs=1e-5)
+    assert np.all((calls[-1] > 0) & (calls[-1] < 1))  # interior all along (fraction to the boundary)
+    assert len(calls) < 200
+    assert MU_R_MIN < 1e-8
 
 
 def _random_kkt(seed: int):
