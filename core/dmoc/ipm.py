@@ -59,6 +59,10 @@ try:  # SuperLU's factorisation without splu()'s per-call format checks and copi
     from scipy.sparse.linalg._dsolve._superlu import gstrf as _gstrf
 except ImportError:  # pragma: no cover - a scipy without the private module: the public route
     _gstrf = None
+try:  # the routine behind a CSC matrix's `@ vector`, without the operator's dispatch (about 7 µs a call)
+    from scipy.sparse._sparsetools import csc_matvec as _csc_matvec
+except ImportError:  # pragma: no cover
+    _csc_matvec = None
 
 from .problem import NLP
 
@@ -82,6 +86,10 @@ MU_R_MIN = 1e-9
 # more than STALL_FLOOR (that helicopter: |r|₂ 1.312, falling 0.05 % in 20 steps), else the restoration has
 # stalled near a feasible point (a random snakeboard pair at |r|₁ 2.8e-4, which trust-constr then solves)
 STALL_MU, STALL_WINDOW, STALL_DROP, STALL_FLOOR = 1e-4, 20, 1e-3, 1e-2
+# SuperLU for K: panel size 1 and no relaxed supernodes: K's columns are short and its fill small, and
+# SuperLU's defaults (panels of 8 columns, relaxed supernodes of up to 10) factor it 1.35-1.6x slower with
+# the same or more fill (car tunnel N = 50/200, canyon, landing, snakeboard, boat)
+_SLU_OPTIONS = dict(DiagPivotThresh=0.0, ColPerm="NATURAL", SymmetricMode=True, PanelSize=1, Relax=1)
 
 
 @dataclass
@@ -94,20 +102,31 @@ class IPMResult:
     factorizations: int = 0
 
 
-def _gap(w, L, U):
-    """Distances to the finite bounds (1 where a bound is infinite: never used there)."""
+def _gap_function(L: np.ndarray, U: np.ndarray) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """w ↦ (w − L, U − w): the distances to the finite bounds, 1 where a bound is infinite (never used
+    there). The masks and the bounds with 0 for ±∞ are computed here once, not at every call."""
     fl, fh = np.isfinite(L), np.isfinite(U)
-    lo = np.where(fl, w - np.where(fl, L, 0.0), 1.0)
-    hi = np.where(fh, np.where(fh, U, 0.0) - w, 1.0)
-    return lo, hi
+    L0, U0 = np.where(fl, L, 0.0), np.where(fh, U, 0.0)
+
+    def gap(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.where(fl, w - L0, 1.0), np.where(fh, U0 - w, 1.0)
+
+    return gap
 
 
 def fraction_to_boundary(v: np.ndarray, dv: np.ndarray, tau: float) -> float:
     """Largest α ∈ (0, 1] with v + α dv ≥ (1 − τ) v for v > 0 (WB06 eq. 15)."""
-    neg = dv < 0
-    if not np.any(neg):
+    return _ftb(-tau * v, dv, dv < 0)
+
+
+def _ftb(ntv: np.ndarray, dv: np.ndarray, neg: np.ndarray) -> float:
+    """:func:`fraction_to_boundary` from −τ v over the entries ``neg`` (where dv < 0): −τ v can be formed once
+    for many dv, and a mask ANDed into ``neg`` restricts the rule to some entries (the bounded ones) without
+    gathering v and dv first. The same quotients and the same minimum as the rule on the gathered entries."""
+    k = neg.nonzero()[0]   # integer indices: the mask is scanned once, not once per gather
+    if not len(k):
         return 1.0
-    return float(min(1.0, np.min(-tau * v[neg] / dv[neg])))
+    return min(1.0, float(np.minimum.reduce(ntv[k] / dv[k])))
 
 
 def _coo_dot(vals: np.ndarray, out_idx: np.ndarray, in_idx: np.ndarray, x: np.ndarray, size: int) -> np.ndarray:
@@ -116,9 +135,14 @@ def _coo_dot(vals: np.ndarray, out_idx: np.ndarray, in_idx: np.ndarray, x: np.nd
     return np.bincount(out_idx, weights=vals * x[in_idx], minlength=size)
 
 
+def _raw_csc(arrays, shape):
+    """gstrf's L and U as raw CSC arrays (no sparse-matrix construction)."""
+    return arrays
+
+
 def _amax(*arrays: np.ndarray) -> float:
     """The largest |entry| over all the arrays (0 when they are empty)."""
-    return max((float(np.max(np.abs(a), initial=0.0)) for a in arrays), default=0.0)
+    return max([float(np.abs(a).max(initial=0.0)) for a in arrays], default=0.0)
 
 
 class KKTSystem:
@@ -151,6 +175,7 @@ class KKTSystem:
         self._jr, self._jc = jr, jc = np.asarray(jac_rows, np.int64), np.asarray(jac_cols, np.int64)
         off = hr != hc
         self._h_off = np.flatnonzero(off)
+        self._hr_off, self._hc_off = hr[off], hc[off]   # W's strict lower triangle, for Wᵀ's half of W dx
         self._h_zero = np.zeros(len(hr))
         diag = np.arange(size, dtype=np.int64)
         # every entry of K, in the order the value array of factor() is built
@@ -171,7 +196,8 @@ class KKTSystem:
         self._indices = (uniq % size).astype(np.intc)
         self._indptr = np.searchsorted(uniq // size, np.arange(size + 1)).astype(np.intc)
         self._nnz = len(uniq)
-        self._diag_slot = self._slot[len(rows) - size:][self.iperm]   # slot of K's p-th diagonal entry
+        diag_slot = self._slot[len(rows) - size:]   # the slot of K's diagonal entry for unknown i
+        self._diag_slot_x, self._diag_slot_c = diag_slot[:n], diag_slot[n:]
         # K in the fill-reducing order; each factorisation only overwrites its values
         self.Kp = sp.csc_matrix((np.zeros(self._nnz), self._indices, self._indptr), shape=(size, size))
         self._identity = np.arange(size)
@@ -182,49 +208,50 @@ class KKTSystem:
         of negative eigenvalues (−1: no factor with diagonal pivots)."""
         self.Ds, self.jv, self.Dx, self.dc = Ds, jv, Dx, dc
         self._hv = self._h_zero if hv is None else hv
+        self._hv_off = self._hv[self._h_off]
         dcc = dc.copy()
         dcc[self.I] += 1.0 / Ds
-        vals = np.concatenate([self._hv, self._hv[self._h_off], jv, jv, Dx, -dcc])
+        vals = np.concatenate([self._hv, self._hv_off, jv, jv, Dx, -dcc])
         data = np.bincount(self._slot, weights=vals, minlength=self._nnz)
         self.Kp.data = data
         # the constant quasi-definite shift, kept below 1% of a positive (2,2) entry (1/Ds can be ~1e-12
         # when a slack sits at its bound); larger, it would swamp the entry and refinement could not undo it
-        reg = np.concatenate([np.full(self.n, DELTA_REG),
-                              -np.where(dcc > 0, np.minimum(DELTA_REG, 1e-2 * dcc), DELTA_REG)])
         data_r = data.copy()
-        data_r[self._diag_slot] += reg[self.iperm]
+        data_r[self._diag_slot_x] += DELTA_REG
+        data_r[self._diag_slot_c] -= np.where(dcc > 0, np.minimum(DELTA_REG, 1e-2 * dcc), DELTA_REG)
         self.factorizations += 1
         self.lu = None
         try:
             lu, d = self._lu_and_pivots(data_r)
         except RuntimeError:
             return -1
-        if not np.array_equal(lu.perm_r, self._identity):
+        if not (lu.perm_r == self._identity).all():
             return -1  # an off-diagonal pivot: the pivot signs no longer give the inertia
-        if not np.all(np.isfinite(d)) or np.any(d == 0):
+        if not np.isfinite(d).all() or np.count_nonzero(d == 0):
             return -1
         self.lu = lu
-        return int(np.sum(d < 0))
+        return int(np.count_nonzero(d < 0))
 
     def _lu_and_pivots(self, data: np.ndarray):
         """SuperLU of K (values ``data`` on the fixed layout) in the given order with diagonal pivots,
         and the pivots (U's diagonal)."""
-        # panel size 1 and no relaxed supernodes: K's columns are short and its fill small, and SuperLU's
-        # defaults (panels of 8 columns, relaxed supernodes of up to 10) factor it 1.35-1.6x slower with
-        # the same or more fill (car tunnel N = 50/200, canyon, landing, snakeboard, boat)
-        options = dict(DiagPivotThresh=0.0, ColPerm="NATURAL", SymmetricMode=True, PanelSize=1, Relax=1)
         if _gstrf is None:  # pragma: no cover
             lu = splu(sp.csc_matrix((data, self._indices, self._indptr), shape=(self.size, self.size)),
                       permc_spec="NATURAL", diag_pivot_thresh=0.0, panel_size=1, relax=1,
                       options=dict(SymmetricMode=True))
             return lu, lu.U.diagonal()
-        # U comes back as raw CSC arrays (no sparse-matrix construction); its buffers can be longer
-        # than its nnz
+        # U comes back as raw CSC arrays (_raw_csc); its buffers can be longer than its nnz
         lu = _gstrf(self.size, self._nnz, data, self._indices, self._indptr,
-                    csc_construct_func=lambda arrays, shape: arrays, ilu=False, options=options)
+                    csc_construct_func=_raw_csc, ilu=False, options=_SLU_OPTIONS)
         u_data, u_ind, u_ptr = lu.U
         nnz = int(u_ptr[-1])
         u_data, u_ind = u_data[:nnz], u_ind[:nnz]
+        # SuperLU's U lists each column's diagonal entry last (scipy's LU_to_csc: the rows above the
+        # supernode, then its own rows up to the diagonal), leaving out an exact 0: read the pivots there,
+        # checking the rows; else (a zero pivot, or an empty first column) find them entry by entry
+        last = u_ptr[1:] - 1
+        if nnz and u_ptr[1] > 0 and (u_ind[last] == self._identity).all():
+            return lu, u_data[last]
         col = np.repeat(self._identity, np.diff(u_ptr))
         on = u_ind == col
         d = np.zeros(self.size)
@@ -236,18 +263,27 @@ class KKTSystem:
         """K in the original order (for tests and diagnostics)."""
         return self.Kp[self.perm][:, self.perm].tocsc()
 
+    def _Kp_dot(self, x: np.ndarray) -> np.ndarray:
+        """Kp @ x, by the same scipy routine as the operator."""
+        Kp = self.Kp
+        if _csc_matvec is None:  # pragma: no cover
+            return Kp @ x
+        y = np.zeros(self.size)
+        _csc_matvec(self.size, self.size, Kp.indptr, Kp.indices, Kp.data, x, y)
+        return y
+
     def solve_full(self, b: np.ndarray, refine: int = 8) -> tuple[np.ndarray, float]:
         """K x = b with iterative refinement on the unregularised K; (x, relative residual)."""
         bp = b[self.iperm]
         xp = self.lu.solve(bp)
         nb = max(_amax(bp), 1e-300)
-        res = bp - self.Kp @ xp
+        res = bp - self._Kp_dot(xp)
         rn = _amax(res) / nb
         for _ in range(refine):
             if rn <= 1e-14 or not np.isfinite(rn):
                 break
             x2 = xp + self.lu.solve(res)
-            res2 = bp - self.Kp @ x2
+            res2 = bp - self._Kp_dot(x2)
             rn2 = _amax(res2) / nb
             if not rn2 < 0.9 * rn:
                 if rn2 < rn:
@@ -277,9 +313,9 @@ class KKTSystem:
 
     def _full_residual(self, dx, ds, dy, r_x, r_s, r_c):
         """(A d + r) of the three block equations of the class docstring (zero for an exact step)."""
-        n, off, hv, jv = self.n, self._h_off, self._hv, self.jv
+        n, hv, jv = self.n, self._hv, self.jv
         hr, hc, jr, jc = self._hr, self._hc, self._jr, self._jc
-        Wdx = _coo_dot(hv, hr, hc, dx, n) + _coo_dot(hv[off], hc[off], hr[off], dx, n)
+        Wdx = _coo_dot(hv, hr, hc, dx, n) + _coo_dot(self._hv_off, self._hc_off, self._hr_off, dx, n)
         e_x = Wdx + self.Dx * dx + _coo_dot(jv, jc, jr, dy, n) + r_x
         e_s = self.Ds * ds - dy[self.I] + r_s
         e_c = _coo_dot(jv, jr, jc, dx, self.m) - self.dc * dy + r_c
@@ -288,7 +324,7 @@ class KKTSystem:
 
     def _solve_reduced(self, r_x: np.ndarray, r_s: np.ndarray, r_c: np.ndarray):
         n, I = self.n, self.I
-        rc = -r_c.copy()
+        rc = -r_c
         rc[I] -= r_s / self.Ds
         sol, rn = self.solve_full(np.concatenate([-r_x, rc]))
         dx, dy = sol[:n], sol[n:]
@@ -326,11 +362,17 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
     U = np.concatenate([Ux, Us])
     hasL, hasU = np.isfinite(L), np.isfinite(U)
     onlyL, onlyU = hasL & ~hasU, hasU & ~hasL   # one-sided bounds: κ_d damping
+    # the same entries as index arrays, for the per-iteration gathers (the same values in the same order
+    # as the masks give, about half the cost)
+    iL, iU, i_onlyL, i_onlyU = (np.flatnonzero(a) for a in (hasL, hasU, onlyL, onlyU))
     nb = int(hasL.sum() + hasU.sum())
+    gap = _gap_function(L, U)
+    zeros_m, zeros_mI = np.zeros(m), np.zeros(mI)   # read-only
     kkt_sys = KKTSystem(n, m, I, nlp.hess_pattern.rows, nlp.hess_pattern.cols, nlp.jac_pattern.rows,
                         nlp.jac_pattern.cols)
     jr, jc = nlp.jac_pattern.rows, nlp.jac_pattern.cols
     jscale = Sc[jr] * D[jc]
+    gscale = sf * D
     hscale = D[nlp.hess_pattern.rows] * D[nlp.hess_pattern.cols]
 
     def push(v, lo, hi, k1=1e-2):
@@ -350,7 +392,7 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
 
     def gradients(x):
         ev = nlp.derivatives(D * x)
-        return sf * D * ev.grad, _Jac(jscale * ev.jac, jr, jc, n)
+        return gscale * ev.grad, _Jac(jscale * ev.jac, jr, jc, n)
 
     def residual(c, s):
         g = np.empty(m)
@@ -358,19 +400,21 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
         g[I] = c[I] - s
         return g
 
-    def barrier(f, w, mu):
-        """φ_μ = f − μ Σ ln(gaps) + κ_d μ Σ (gaps of the one-sided bounds) (WB06 eq. 3 with §3.7's damping)."""
-        lo, hi = _gap(w, L, U)
-        if np.any(lo[hasL] <= 0) or np.any(hi[hasU] <= 0):
+    def barrier(f, lo, hi, mu):
+        """φ_μ = f − μ Σ ln(gaps) + κ_d μ Σ (gaps of the one-sided bounds) (WB06 eq. 3 with §3.7's damping) at
+        the point whose bound gaps are (lo, hi) (the caller has them: they are not formed again here)."""
+        gl, gu = lo[iL], hi[iU]
+        if np.count_nonzero(gl <= 0) or np.count_nonzero(gu <= 0):
             return np.inf
-        return (f - mu * (np.sum(np.log(lo[hasL])) + np.sum(np.log(hi[hasU])))
-                + mu * KAPPA_D * (np.sum(lo[onlyL]) + np.sum(hi[onlyU])))
+        return (f - mu * (np.log(gl).sum() + np.log(gu).sum())
+                + mu * KAPPA_D * (lo[i_onlyL].sum() + hi[i_onlyU].sum()))
 
     def ftb_primal(lo, hi, dw, tau):
-        return min(fraction_to_boundary(lo[hasL], dw[hasL], tau), fraction_to_boundary(hi[hasU], -dw[hasU], tau))
+        ndw = -dw   # an upper gap moves by −dw
+        return min(_ftb(-tau * lo, dw, (dw < 0) & hasL), _ftb(-tau * hi, ndw, (ndw < 0) & hasU))
 
     def ftb_dual(zL, zU, dzL, dzU, tau):
-        return min(fraction_to_boundary(zL[hasL], dzL[hasL], tau), fraction_to_boundary(zU[hasU], dzU[hasU], tau))
+        return min(_ftb(-tau * zL, dzL, (dzL < 0) & hasL), _ftb(-tau * zU, dzU, (dzU < 0) & hasU))
 
     def ls_multipliers(grad, J, zL, zU):
         """Least-squares y: min |∇f_w − z_L + z_U + J_wᵀ y| (IPOPT's initial and reset estimate)."""
@@ -401,8 +445,8 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
     mu = 0.1
     mu_floor = max(MU_MIN, tol / 11.0)  # the monotone mode's last barrier parameter (IPOPT)
     free_mode = mu_strategy == "adaptive" and nb > 0
-    lo0, hi0 = _gap(w, L, U)
-    mu_max = min(1e5, 1e3 * (float(np.sum(lo0[hasL] * zL[hasL]) + np.sum(hi0[hasU] * zU[hasU])) / nb if nb else 1.0))
+    lo, hi = gap(w)   # always the current w's bound gaps: they move with w (an accepted trial brings its own)
+    mu_max = min(1e5, 1e3 * (float(np.sum(lo[hasL] * zL[hasL]) + np.sum(hi[hasU] * zU[hasU])) / nb if nb else 1.0))
     refs: deque[float] = deque(maxlen=4)
     damp = KAPPA_D * (np.where(onlyL, 1.0, 0.0) - np.where(onlyU, 1.0, 0.0))
     filt: list[tuple[float, float]] = []
@@ -414,22 +458,23 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
 
     while True:
         # --- optimality measures (WB06 eq. 5) ------------------------------------------------------
-        lo, hi = _gap(w, L, U)
-        JT_y = J.T(y)
-        rd = np.concatenate([grad + JT_y, -y[I]]) - zL + zU
+        r_0 = np.concatenate([grad + J.T(y), -y[I]])   # the dual residual without its bound multipliers
+        rd = r_0 - zL + zU
         compl_L = np.where(hasL, lo * zL, 0.0)
         compl_U = np.where(hasU, hi * zU, 0.0)
-        s_d = max(100.0, (np.abs(y).sum() + zL.sum() + zU.sum()) / max(1, n + mI + m)) / 100.0
-        s_c = max(100.0, (zL.sum() + zU.sum()) / max(1, n + mI)) / 100.0
-        viol = float(np.max(np.abs(g), initial=0.0))
-        dual_inf = float(np.max(np.abs(rd), initial=0.0))
-        kkt = max(dual_inf / s_d, viol, float(np.max(np.maximum(compl_L, compl_U), initial=0.0)) / s_c)
+        z_sum = zL.sum() + zU.sum()
+        s_d = max(100.0, (np.abs(y).sum() + z_sum) / max(1, n + mI + m)) / 100.0
+        s_c = max(100.0, z_sum / max(1, n + mI)) / 100.0
+        viol = _amax(g)
+        dual_inf = _amax(rd)
+        kkt = max(dual_inf / s_d, viol, float(np.maximum(compl_L, compl_U).max(initial=0.0)) / s_c)
+        z = D * w[:n]   # the unscaled iterate (read-only: the callback and the NLP get the same array)
         if callback is not None:
-            callback(D * w[:n])
+            callback(z)
         if verbose:
             print(f"{it:4d} f {f / sf:.8e} viol {viol:.2e} du {dual_inf:.2e} kkt {kkt:.2e} mu {mu:.1e} "
                   f"dw {delta_w_last:.1e} {'free' if free_mode else 'fixed'}")
-        if kkt <= tol and nlp.max_violation(D * w[:n]) <= constraint_tol:
+        if kkt <= tol and nlp.max_violation(z) <= constraint_tol:
             status, message = "converged", f"optimal: KKT error {kkt:.2g} (scipy interior point)"
             break
         if it >= max_iter:
@@ -456,9 +501,9 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             free_mode = True
         if not free_mode:
             while True:
-                e_mu = max(float(np.max(np.abs(rd + mu * damp), initial=0.0)) / s_d, viol,
-                           float(np.max(np.maximum(np.abs(compl_L - mu * hasL), np.abs(compl_U - mu * hasU)),
-                                        initial=0.0)) / s_c)
+                e_mu = max(_amax(rd + mu * damp) / s_d, viol,
+                           float(np.maximum(np.abs(compl_L - mu * hasL), np.abs(compl_U - mu * hasU)).max(
+                               initial=0.0)) / s_c)
                 if e_mu > KAPPA_EPS * mu or mu <= mu_floor:
                     break
                 mu = max(mu_floor, min(KAPPA_MU * mu, mu**THETA_MU))
@@ -467,7 +512,7 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
         it += 1
 
         # --- Newton matrix with inertia correction (WB06 §3.1, Algorithm IC) ---------------------------
-        hv = hscale * nlp.hessian_values(D * w[:n], Sc * y, sf)
+        hv = hscale * nlp.hessian_values(z, Sc * y, sf)
         with np.errstate(divide="ignore", invalid="ignore"):
             SigL = np.where(hasL, zL / lo, 0.0)
             SigU = np.where(hasU, zU / hi, 0.0)
@@ -506,16 +551,15 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             dx_, ds_, dy_, _ = kkt_sys.solve(r_[:n], r_[n:], g_)
             return np.concatenate([dx_, ds_]), dy_
 
-        r_0 = np.concatenate([grad + JT_y, -y[I]])   # the dual residual without its barrier terms
         if free_mode:
             # IPOPT's split: the affine-scaling step (μ = 0) and the centring step (only the barrier
             # terms at μ_avg on the right), one solve each; the step for μ = σ μ_avg is d_aff + σ d_cen
             dwa, dya = newton(r_0, g)
             bLc, bUc, r_c = barrier_rhs(avg_compl)
-            dwc, dyc = newton(r_c, np.zeros(m))
-            sigma = _quality_function_sigma(dwa, dwc, bLc, bUc, SigL, SigU, lo, hi, zL, zU, hasL, hasU, rd, g,
+            dwc, dyc = newton(r_c, zeros_m)
+            sigma = _quality_function_sigma(dwa, dwc, bLc, bUc, SigL, SigU, lo, hi, zL, zU, iL, iU, rd, g,
                                             avg_compl, nb, max(0.99, 1.0 - mu), MU_MIN, mu_max)
-            mu = float(np.clip(sigma * avg_compl, MU_MIN, mu_max))
+            mu = min(max(sigma * avg_compl, MU_MIN), mu_max)   # np.clip's result, on Python floats
             sigma = mu / avg_compl
             dw, dy = dwa + sigma * dwc, dya + sigma * dyc
             filt = []
@@ -527,16 +571,16 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
         dzL = np.where(hasL, bL - zL - SigL * dw, 0.0)
         dzU = np.where(hasU, bU - zU + SigU * dw, 0.0)
         tau = max(0.99, 1.0 - mu)
-        if not (np.all(np.isfinite(dw)) and np.all(np.isfinite(dy))):
+        if not (np.isfinite(dw).all() and np.isfinite(dy).all()):
             status, message = "numerical_failure", "the Newton step is not finite"
             break
         a_max = ftb_primal(lo, hi, dw, tau)
         a_z = ftb_dual(zL, zU, dzL, dzU, tau)
 
         # --- filter line search (WB06 §2.3–2.4) ------------------------------------------------------
-        B0 = barrier(f, w, mu)
-        theta = float(np.sum(np.abs(g)))
-        gradB = np.concatenate([grad, np.zeros(mI)]) - bL + bU + mu * damp
+        B0 = barrier(f, lo, hi, mu)
+        theta = float(np.abs(g).sum())
+        gradB = np.concatenate([grad, zeros_mI]) - bL + bU + mu * damp
         dphi = float(gradB @ dw)
         if mu != filter_mu:
             filt, filter_mu = [], mu
@@ -560,21 +604,22 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             alpha_min = 0.05 * min(GAMMA_THETA, GAMMA_PHI * theta / -dphi)
         else:
             alpha_min = 0.05 * GAMMA_THETA
-        tiny = float(np.max(np.abs(dw) / (1.0 + np.abs(w)), initial=0.0)) < 10 * np.finfo(float).eps
+        tiny = float((np.abs(dw) / (1.0 + np.abs(w))).max(initial=0.0)) < 10 * np.finfo(float).eps
         alpha = a_max
         accepted = ftype = False
-        w_t = f_t = c_t = g_t = None
+        w_t = f_t = c_t = g_t = lo_t = hi_t = None
         trials = soc_count = 0
         while alpha >= alpha_min or tiny:
             trials += 1
             w_t = w + alpha * dw
             f_t, c_t = evaluate(w_t[:n])
             g_t = residual(c_t, w_t[n:])
-            theta_t = float(np.sum(np.abs(g_t)))
+            theta_t = float(np.abs(g_t).sum())
+            lo_t, hi_t = gap(w_t)
             if tiny:
                 accepted, ftype = True, True
                 break
-            accepted, ftype = acceptable(theta_t, barrier(f_t, w_t, mu), alpha)
+            accepted, ftype = acceptable(theta_t, barrier(f_t, lo_t, hi_t, mu), alpha)
             if accepted:
                 break
             if trials == 1 and theta_t >= theta:
@@ -591,10 +636,11 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
                     w_s = w + a_soc * dws
                     f_s, c_s = evaluate(w_s[:n])
                     g_s = residual(c_s, w_s[n:])
-                    th_soc = float(np.sum(np.abs(g_s)))
-                    ok_s, ft_s = acceptable(th_soc, barrier(f_s, w_s, mu), alpha)
+                    th_soc = float(np.abs(g_s).sum())
+                    lo_s, hi_s = gap(w_s)
+                    ok_s, ft_s = acceptable(th_soc, barrier(f_s, lo_s, hi_s, mu), alpha)
                     if ok_s:
-                        w_t, f_t, c_t, g_t, accepted, ftype = w_s, f_s, c_s, g_s, True, ft_s
+                        w_t, f_t, c_t, g_t, lo_t, hi_t, accepted, ftype = w_s, f_s, c_s, g_s, lo_s, hi_s, True, ft_s
                         alpha = a_soc
                         break
                     if th_soc > KAPPA_SOC * theta_old:
@@ -611,7 +657,7 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             if verbose:
                 print(f"      alpha {alpha:.2e} a_max {a_max:.2e} a_z {a_z:.2e} trials {trials} soc {soc_count}"
                       f"{' f' if ftype else ' h'}")
-            w, f, c, g = w_t, f_t, c_t, g_t
+            w, f, c, g, lo, hi = w_t, f_t, c_t, g_t, lo_t, hi_t
             y = y + alpha * dy
             zL = zL + a_z * dzL
             zU = zU + a_z * dzU
@@ -621,7 +667,7 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             # --- feasibility restoration ------------------------------------------------------------
             filt.append(((1 - GAMMA_THETA) * theta, B0 - GAMMA_PHI * theta))
             rest = _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients, residual,
-                                barrier, filt, kkt_sys, deadline, verbose)
+                                lambda f_, w_, mu_: barrier(f_, *gap(w_), mu_), filt, kkt_sys, deadline, verbose)
             if rest[0] == "infeasible":
                 status, message = "infeasible", ("infeasible (scipy interior point): the constraint violation "
                                                  f"stopped at a local minimum, scaled |g|₁ = {rest[1]:.3g}")
@@ -635,7 +681,7 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             w = rest[1]
             f, c = evaluate(w[:n])
             g = residual(c, w[n:])
-            lo, hi = _gap(w, L, U)
+            lo, hi = gap(w)
             # bound multipliers kept, reset to 1 when any exceeds 1000 (IPOPT's bound_mult_reset_threshold)
             if max(float(np.max(zL, initial=0.0)), float(np.max(zU, initial=0.0))) > 1e3:
                 zL, zU = np.where(hasL, 1.0, 0.0), np.where(hasU, 1.0, 0.0)
@@ -645,7 +691,6 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             if verbose:
                 print(f"      restoration: theta {theta:.3e} -> {float(np.sum(np.abs(g))):.3e}")
             continue
-        lo, hi = _gap(w, L, U)
         with np.errstate(divide="ignore", invalid="ignore"):
             zL = np.where(hasL, np.clip(zL, mu / (KAPPA_SIGMA * lo), KAPPA_SIGMA * mu / lo), 0.0)
             zU = np.where(hasU, np.clip(zU, mu / (KAPPA_SIGMA * hi), KAPPA_SIGMA * mu / hi), 0.0)
@@ -654,7 +699,7 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
                      factorizations=kkt_sys.factorizations)
 
 
-def _quality_function_sigma(dwa, dwc, bLc, bUc, SigL, SigU, lo, hi, zL, zU, hasL, hasU, rd, g, avg_compl, nb,
+def _quality_function_sigma(dwa, dwc, bLc, bUc, SigL, SigU, lo, hi, zL, zU, iL, iU, rd, g, avg_compl, nb,
                             tau, mu_min, mu_max) -> float:
     """IPOPT's quality-function oracle (NWW09 §4.3, IpQualityFunctionMuOracle): σ minimising
     q(σ) = (1 − α_d)² |r_d|²/n_d + (1 − α_p)² |g|²/m + |(gap + α_p Δgap)(z + α_d Δz)|²/n_b along the step
@@ -662,26 +707,35 @@ def _quality_function_sigma(dwa, dwc, bLc, bUc, SigL, SigU, lo, hi, zL, zU, hasL
     are bLc, bUc; α from the fraction-to-boundary rule with the current τ); then μ = σ μ_avg. As IPOPT:
     the sign of q(1) − q(1 − 0.01) picks the side of σ = 1, then a golden-section search in σ (not
     log σ) of at most 8 steps down to a relative width of 0.01 on [max(1e-6, μ_min/μ_avg), 0.99] or
-    [1, min(100, μ_max/μ_avg)]."""
+    [1, min(100, μ_max/μ_avg)]. iL, iU: the entries with a finite lower / upper bound."""
     nd, nr = max(1, len(rd)), max(1, len(g))
     rd2, g2 = float(rd @ rd) / nd, float(g @ g) / nr
     # only the bounded entries enter q: restrict every vector to them once, not per σ, lower gaps then
-    # upper gaps in one array (an upper gap moves by −Δw); Δz = μ/gap − z − Σ Δgap
-    iL, iU = np.flatnonzero(hasL), np.flatnonzero(hasU)
-    nL = len(iL)
-    gap = np.concatenate([lo[iL], hi[iU]])
-    zb = np.concatenate([zL[iL], zU[iU]])
+    # upper gaps (an upper gap moves by −Δw); Δz = μ/gap − z − Σ Δgap. (gap, z) are stacked in one array,
+    # and their affine and centring steps likewise, so that each σ moves both in one pass; −τ (gap, z) of
+    # the fraction-to-boundary rule is the same for every σ
+    nL, k = len(iL), len(iL) + len(iU)
+    v = np.concatenate([lo[iL], hi[iU], zL[iL], zU[iU]])
+    gap, zb = v[:k], v[k:]
     Sig = np.concatenate([SigL[iL], SigU[iU]])
     dga = np.concatenate([dwa[iL], -dwa[iU]])
     dgc = np.concatenate([dwc[iL], -dwc[iU]])
-    dza = -zb - Sig * dga
-    dzc = np.concatenate([bLc[iL], bUc[iU]]) - Sig * dgc
+    d_aff = np.concatenate([dga, -zb - Sig * dga])
+    d_cen = np.concatenate([dgc, np.concatenate([bLc[iL], bUc[iU]]) - Sig * dgc])
+    ntv = -tau * v
 
     def q(sigma):
-        dg, dz = dga + sigma * dgc, dza + sigma * dzc
-        ap = fraction_to_boundary(gap, dg, tau)
-        ad = fraction_to_boundary(zb, dz, tau)
-        c = (gap + ap * dg) * (zb + ad * dz)
+        # in place on the stacked arrays, each entry gets the same product and sum as in the unstacked
+        # (gap + α_p (dga + σ dgc)) (z + α_d (dza + σ dzc)): IEEE + and × are commutative
+        d = d_cen * sigma
+        d += d_aff                   # (Δgap, Δz) = d_aff + σ d_cen
+        neg = d < 0
+        ap = _ftb(ntv[:k], d[:k], neg[:k])
+        ad = _ftb(ntv[k:], d[k:], neg[k:])
+        d[:k] *= ap
+        d[k:] *= ad
+        d += v                       # (gap + α_p Δgap, z + α_d Δz)
+        c = d[:k] * d[k:]
         cl, cu = c[:nL], c[nL:]
         return (1 - ad) ** 2 * rd2 + (1 - ap) ** 2 * g2 + float(cl @ cl + cu @ cu) / nb
 
@@ -743,6 +797,7 @@ def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients
     mI = len(I)
     x_r = w[:n].copy()
     hasL, hasU = np.isfinite(Lx), np.isfinite(Ux)
+    gap = _gap_function(Lx, Ux)
     mu_r = max(mu, 1e-8)
     zeta = math.sqrt(mu_r) * 1e-2
 
@@ -754,7 +809,7 @@ def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients
         return r
 
     def merit(r, x):
-        lo_, hi_ = _gap(x, Lx, Ux)
+        lo_, hi_ = gap(x)
         if np.any(lo_[hasL] <= 0) or np.any(hi_[hasU] <= 0):
             return np.inf
         return (0.5 * float(r @ r) + 0.5 * zeta * float((x - x_r) @ (x - x_r))
@@ -775,7 +830,7 @@ def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients
     for k in range(max_iter):
         if time.perf_counter() > deadline:
             return "time_limit", None
-        lo, hi = _gap(xc, Lx, Ux)
+        lo, hi = gap(xc)
         with np.errstate(divide="ignore", invalid="ignore"):
             SB = np.where(hasL, mu_r / lo**2, 0.0) + np.where(hasU, mu_r / hi**2, 0.0)
             gB = -np.where(hasL, mu_r / lo, 0.0) + np.where(hasU, mu_r / hi, 0.0)
@@ -819,7 +874,7 @@ def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients
         _, J = gradients(xc)
         # stationarity of the violation: the gradient of ½|r|² (projected on the bounds) vanishes
         gv = J.T(r)
-        lo, hi = _gap(xc, Lx, Ux)
+        lo, hi = gap(xc)
         proj = np.where((hasL & (lo < 1e-6) & (gv > 0)) | (hasU & (hi < 1e-6) & (gv < 0)), 0.0, gv)
         rn = float(np.sum(np.abs(r)))
         if rn > 1e-6 and float(np.max(np.abs(proj), initial=0.0)) <= 1e-8 * max(1.0, rn):

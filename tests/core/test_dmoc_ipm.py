@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from core.dmoc.ipm import MU_R_MIN, KKTSystem, _Jac, _restoration, fraction_to_boundary, interior_point
+from core.dmoc import ipm
+from core.dmoc.ipm import (MU_R_MIN, KKTSystem, _ftb, _gap_function, _Jac, _restoration, fraction_to_boundary,
+                           interior_point)
 from core.dmoc.problem import NLP, Group, Layout
 
 
@@ -166,3 +168,55 @@ def test_step_for_sigma_is_affine_plus_sigma_centring(seed):
     direct = kk.solve(r[:n], r[n:], g)
     for a, c, d in zip(aff[:3], cen[:3], direct[:3]):
         np.testing.assert_allclose(a + sigma * c, d, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(d).max()))
+
+
+def test_gap_function_gives_the_distances_to_the_finite_bounds():
+    """Bit for bit the distances w − L, U − w on the finite bounds, and 1 where a bound is ±∞."""
+    rng = np.random.default_rng(3)
+    L, U = rng.standard_normal(40) - 2.0, rng.standard_normal(40) + 2.0
+    L[::3], U[1::4] = -np.inf, np.inf
+    w = rng.uniform(-1.0, 1.0, 40)
+    lo, hi = _gap_function(L, U)(w)
+    fl, fh = np.isfinite(L), np.isfinite(U)
+    assert np.array_equal(lo[fl], w[fl] - L[fl]) and np.all(lo[~fl] == 1.0)
+    assert np.array_equal(hi[fh], U[fh] - w[fh]) and np.all(hi[~fh] == 1.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_masked_fraction_to_boundary_is_the_rule_on_the_masked_entries(seed):
+    """_ftb with −τv formed beforehand and a mask ANDed into dv < 0 gives, bit for bit, the rule on the gathered
+    entries (as the IPM's primal and dual step rules and the quality function use it); 1 when no entry is
+    selected."""
+    rng = np.random.default_rng(seed)
+    v, dv = rng.uniform(0.01, 2.0, 50), rng.standard_normal(50)
+    mask = rng.random(50) < 0.6
+    tau = 0.995
+    ref = float(min(1.0, np.min(-tau * v[mask & (dv < 0)] / dv[mask & (dv < 0)])))
+    assert _ftb(-tau * v, dv, (dv < 0) & mask) == ref == fraction_to_boundary(v[mask], dv[mask], tau)
+    assert _ftb(-tau * v, np.abs(dv), np.abs(dv) < 0) == 1.0
+    assert _ftb(-tau * v, dv, np.zeros(50, bool)) == 1.0
+
+
+def test_kkt_pivots_found_when_the_diagonal_is_not_last_in_its_column(monkeypatch):
+    """The pivots are read from the last entry of each column of SuperLU's U; a U whose columns list the
+    diagonal elsewhere (the layout is scipy's, not a documented promise) falls back to the search by row."""
+    rng, kk, _, _, I, hv, jv = _random_kkt(0)
+    kk.factor(hv, jv, rng.uniform(0.0, 1.0, kk.n), 10.0 ** rng.uniform(-3, 3, len(I)), np.zeros(kk.m))
+    data = kk.Kp.data.copy()
+    _, d_ref = kk._lu_and_pivots(data)
+    gstrf = ipm._gstrf
+
+    class Reversed:
+        """A factor whose U lists every column's entries in reverse order."""
+
+        def __init__(self, lu):
+            u_data, u_ind, u_ptr = lu.U
+            nnz = int(u_ptr[-1])
+            assert np.any(np.diff(u_ptr) > 1)  # some diagonal entry moves off the end of its column
+            order = np.concatenate([np.arange(u_ptr[j + 1] - 1, u_ptr[j] - 1, -1) for j in range(len(u_ptr) - 1)])
+            self.U = (u_data[:nnz][order], u_ind[:nnz][order], u_ptr)
+            self.perm_r = lu.perm_r
+
+    monkeypatch.setattr(ipm, "_gstrf", lambda *a, **k: Reversed(gstrf(*a, **k)))
+    _, d = kk._lu_and_pivots(data)
+    assert np.array_equal(d, d_ref)
