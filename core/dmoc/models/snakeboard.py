@@ -98,8 +98,15 @@ class SnakeboardModel(Model):
         b, N, a = self.board, self.N, self.alpha
         m, l, I2, J = b.mass, b.half_wheelbase, b.rotor_inertia, b.wheel_inertia
         a_ = m * l * l - I2
-        n0, n1 = Xl[:, 0:8], Xl[:, 8:16]
-        s, fp, ff, h = Xl[:, 16], Xl[:, 17], Xl[:, 18], Xl[:, 19] / N
+        # every local coordinate contiguous (a transposed copy; n0[:, j] is then a contiguous row): numpy
+        # multiplies complex arrays in a SIMD loop (fused multiply-adds) unless the output may overlap an
+        # input, judged from the input's extent |stride| × length, and then in a scalar loop that rounds
+        # differently. A strided column of Xl claims an extent past Xl's end, so a temporary that malloc
+        # happened to place right after Xl took the scalar loop (the complex-step Jacobian 1 ulp off, from
+        # one run to the next); a contiguous input's extent is exact, it never looks overlapping
+        Xc = np.ascontiguousarray(np.transpose(Xl))
+        n0, n1 = Xc[0:8].T, Xc[8:16].T
+        s, fp, ff, h = Xc[16], Xc[17], Xc[18], Xc[19] / N
         th, phi, Pk, pi_psi, pi_phi = n0[:, TH], n0[:, PHI], n0[:, P], n0[:, PIPSI], n0[:, PIPHI]
         Pi = pi_psi + h * (1 - a) * fp
         uphi = (pi_phi + h * (1 - a) * ff) / (2 * J)
@@ -162,7 +169,7 @@ class SnakeboardModel(Model):
     def speed_group(self, nodes: np.ndarray, lo: float, hi: float, name: str) -> Group:
         b = self.board
         idx = self.node[nodes][:, [PHI, P, PIPSI]]
-        return Group(name, idx, lambda Xl: node_speed(b, Xl[:, 0], Xl[:, 1], Xl[:, 2])[:, None],
+        return Group(name, idx, lambda Xl: node_speed(b, *np.ascontiguousarray(np.transpose(Xl)))[:, None],
                      np.ones((1, 3), dtype=bool), complex_step=True, lower=lo, upper=hi,
                      labels=[f"node {k}" for k in nodes])
 
