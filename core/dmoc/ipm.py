@@ -815,6 +815,11 @@ def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients
         return (0.5 * float(r @ r) + 0.5 * zeta * float((x - x_r) @ (x - x_r))
                 - mu_r * (np.sum(np.log(lo_[hasL])) + np.sum(np.log(hi_[hasU]))))
 
+    def barrier_gradient(lo, hi):
+        """∇ of −μ_r Σ log(bound gaps) at the point with gaps (lo, hi) (μ_r as it stands)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return -np.where(hasL, mu_r / lo, 0.0) + np.where(hasU, mu_r / hi, 0.0)
+
     def slacks_for(c):
         ci = np.clip(c[I], Ls, Us)
         width = Us - Ls
@@ -833,7 +838,7 @@ def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients
         lo, hi = gap(xc)
         with np.errstate(divide="ignore", invalid="ignore"):
             SB = np.where(hasL, mu_r / lo**2, 0.0) + np.where(hasU, mu_r / hi**2, 0.0)
-            gB = -np.where(hasL, mu_r / lo, 0.0) + np.where(hasU, mu_r / hi, 0.0)
+        gB = barrier_gradient(lo, hi)
         active = r != 0
         active[E] = True
         dc = np.where(active, 1.0, 1e20)
@@ -881,9 +886,8 @@ def _restoration(w, theta, mu, n, E, I, t_E, Lx, Ux, Ls, Us, evaluate, gradients
             return "infeasible", rn
         # the merit stationary to κ_ε μ_r (as WB06 eq. 7 tests E_μ): a smaller μ_r
         if mu_r > MU_R_MIN:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gB = -np.where(hasL, mu_r / lo, 0.0) + np.where(hasU, mu_r / hi, 0.0)
-            if float(np.max(np.abs(gv + zeta * (xc - x_r) + gB), initial=0.0)) <= KAPPA_EPS * mu_r:
+            stationarity = gv + zeta * (xc - x_r) + barrier_gradient(lo, hi)
+            if float(np.max(np.abs(stationarity), initial=0.0)) <= KAPPA_EPS * mu_r:
                 mu_r = max(MU_R_MIN, min(KAPPA_MU * mu_r, mu_r**THETA_MU))
                 zeta = math.sqrt(mu_r) * 1e-2
                 least.clear()

@@ -572,16 +572,16 @@ class _Lower:
         self.at = self.last.stop
         return self.last
 
-    def clear(self, part: slice) -> None:
-        """Zeros for the entries ``part`` (offsets within it) of the block just filled."""
-        sl = slice(self.last.start + part.start, self.last.start + part.stop)
+    def _zeros(self, sl: slice) -> None:
         self.low[sl] = 0.0
         self.up[sl] = 0.0
 
+    def clear(self, part: slice) -> None:
+        """Zeros for the entries ``part`` (offsets within it) of the block just filled."""
+        self._zeros(slice(self.last.start + part.start, self.last.start + part.stop))
+
     def zero(self, s: _Scatter | _Block) -> None:
-        sl = self._next(s)
-        self.low[sl] = 0.0
-        self.up[sl] = 0.0
+        self._zeros(self._next(s))
 
     def analytic(self, H: np.ndarray, s: _Scatter | _Block) -> None:
         """H (…, L, L) of an analytic ``hess`` (or a batch's Hessian), not necessarily symmetric."""
@@ -594,9 +594,8 @@ class _Lower:
         if g.hess is not None:
             self.analytic(g.hess(X, lam, *g.params), s)
             return
-        sl = self._next(s)
-        self.low[sl] = self.up[sl] = 0.0
-        self.given.append((sl, g.hessian(X, lam).reshape(-1)[s.hflat]))
+        self.zero(s)
+        self.given.append((self.last, g.hessian(X, lam).reshape(-1)[s.hflat]))
 
     def values(self) -> np.ndarray:
         """½(low + up), the given entries over it (before the pattern's reduction)."""
