@@ -6,15 +6,19 @@ line on stderr naming the key; no output file created or overwritten).
 Exit status of ``solve``: 0 converged, 3 not converged (the output is still written, with
 ``stats.converged = false`` and the reason in ``stats.status`` / ``stats.message``), 2 bad scenario
 (one line naming the key, nothing written).
+Every path (``--out``, ``--plot``, ``--initial``) is checked before any work; a bad one is refused
+with exit 2 and one line naming the option, and nothing is written.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Sequence
 
 from .errors import ScenarioError, VehicleMotionError
+from .outputs import check_plot_path, check_writable, commit, staged
+
+INITIAL_WHERE = "initial trajectory"  # where solve_scenario names a warm start it cannot use
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_NOT_CONVERGED = 0, 2, 3
 
@@ -39,61 +43,69 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_out(path: str, option: str = "--out") -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise ScenarioError(option, f"folder does not exist: {folder}")
-    if os.path.isdir(path):
-        raise ScenarioError(option, f"is a folder: {path}")
-
-
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        _check_out(args.out)
+        # Every path is checked before any work: a bad one is refused and nothing is written.
+        out = check_writable(args.out, "--out")
         if args.command == "simulate":
             from .scenario import load
             from .simulation import simulate
 
             traj = simulate(load(args.scenario))
-            traj.write_json(args.out)
+            _write(traj, out)
             return EXIT_OK
-        if args.command == "solve":
-            return _solve(args)
-    except ScenarioError as exc:
+        return _solve(args, out)
+    except VehicleMotionError as exc:  # ScenarioError included: one line naming the key or option
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except VehicleMotionError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    return EXIT_BAD_INPUT
 
 
-def _solve(args: argparse.Namespace) -> int:
+def _write(traj, out: str) -> None:
+    try:
+        traj.write_json(out)
+    except OSError as exc:
+        raise ScenarioError("--out", f"cannot write {out}: {exc.strerror or exc}") from None
+
+
+def _solve(args: argparse.Namespace, out: str) -> int:
     from .dmoc import solve_scenario
     from .dmoc.solve import ipopt_available
     from .scenario import load
     from .trajectory import Trajectory
 
-    if args.plot:
-        _check_out(args.plot, "--plot")
+    plot = check_plot_path(args.plot) if args.plot is not None else None
     if args.backend == "ipopt" and not ipopt_available():
         raise ScenarioError("--backend", "ipopt needs cyipopt, which is not installed (scripts/install_ipopt.sh)")
     initial = None
-    if args.initial:
+    if args.initial is not None:
         try:
             initial = Trajectory.read_json(args.initial)
         except OSError as exc:
             raise ScenarioError("--initial", f"cannot read: {exc.strerror or exc}") from None
+        except VehicleMotionError as exc:
+            raise ScenarioError("--initial", str(exc)) from None
     root = load(args.scenario)
-    traj, result, setup = solve_scenario(root, args.backend, initial)
+    try:
+        traj, result, setup = solve_scenario(root, args.backend, initial)
+    except ScenarioError as exc:
+        if exc.where == INITIAL_WHERE:
+            raise ScenarioError("--initial", exc.problem) from None
+        raise
     if setup.options.backend == "ipopt" and not ipopt_available():  # pragma: no cover - solve refuses first
         raise ScenarioError("[solver] backend", "ipopt needs cyipopt, which is not installed")
-    traj.write_json(args.out)
-    if args.plot:
+    if plot is None:
+        _write(traj, out)
+    else:
         from .dmoc.plot import plot_solution
 
-        plot_solution(traj, setup, args.plot)
+        with staged(plot, "--plot") as tmp:  # drawn first: a drawing that fails leaves no JSON either
+            try:
+                plot_solution(traj, setup, tmp)
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise ScenarioError("--plot", f"cannot draw {plot}: {exc}") from None
+            _write(traj, out)
+            commit(tmp, plot, "--plot")
     print(f"{result.status}: {result.message} (cost {result.cost:.6g}, max violation "
           f"{result.max_constraint_violation:.2g}, {result.iterations} iterations, "
           f"{result.wall_time_s:.2f} s, {result.backend})", file=sys.stderr)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .errors import VehicleMotionError
 from .lie import quaternion
+from .outputs import default_mode
 
 
 @dataclass
@@ -94,7 +95,7 @@ class Trajectory:
                 controls={k: np.asarray(v, dtype=float) for k, v in d.get("controls", {}).items()},
                 series={k: v for k, v in d.items() if k not in known},
                 stats=dict(d.get("stats", {})), vehicle=str(d.get("vehicle", "rigid_body")))
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise VehicleMotionError(f"trajectory: missing or malformed field {exc}") from None
 
     def to_json(self) -> str:
@@ -109,6 +110,7 @@ class Trajectory:
         try:
             with os.fdopen(fd, "w") as f:
                 f.write(text)
+            os.chmod(tmp, default_mode())
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
@@ -117,8 +119,29 @@ class Trajectory:
 
     @classmethod
     def read_json(cls, path: str | os.PathLike) -> "Trajectory":
-        with open(path) as f:
-            return cls.from_dict(json.load(f))
+        """Raises OSError when the file cannot be read, VehicleMotionError when it is not a trajectory
+        (not JSON, not UTF-8, fields missing or malformed, NaN or infinite values)."""
+        with open(path, "rb") as f:
+            raw = f.read()
+        try:
+            data = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+        except UnicodeDecodeError:
+            raise VehicleMotionError("not UTF-8 text (expected a trajectory JSON file)") from None
+        except ValueError as exc:
+            raise VehicleMotionError(f"not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise VehicleMotionError("not a trajectory (expected a JSON object)")
+        traj = cls.from_dict(data)
+        n = len(traj.time) if traj.time.ndim == 1 else -1
+        per_node = (traj.position, traj.orientation, traj.angular_velocity, traj.linear_velocity)
+        if n < 2 or any(a.shape[:1] != (n,) for a in per_node):
+            raise VehicleMotionError("trajectory: time, position, orientation and velocities must have one "
+                                     "entry per node")
+        return traj
+
+
+def _refuse_constant(name: str) -> float:
+    raise VehicleMotionError(f"trajectory contains {name}")
 
 
 def _cut_series(v: Any, n: int) -> Any:

@@ -39,7 +39,7 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     if options is not None:
         setup.options = options
     model, spec = setup.model, setup.spec
-    y0 = model.from_trajectory(initial) if initial is not None else initial_guess(model, spec)
+    y0 = _warm_start(model, initial) if initial is not None else initial_guess(model, spec)
     setup.options.warm = initial is not None
     result = None
     iterations, solve_time, outer = 0, 0.0, 0
@@ -62,6 +62,26 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     traj.stats["wall_time_s"] = time.perf_counter() - t0
     traj.stats["solve_time_s"] = solve_time
     return traj, result, setup
+
+
+def _warm_start(model: Any, initial: Trajectory) -> np.ndarray:
+    """The decision variables of ``initial``; a trajectory of another vehicle or size, or one that gives
+    non-finite values, is a ScenarioError at "initial trajectory"."""
+    from ..errors import ScenarioError
+
+    if model.vehicle and initial.vehicle != model.vehicle:
+        raise ScenarioError("initial trajectory", f"is a {initial.vehicle.replace('_', ' ')} trajectory; this "
+                            f"scenario's vehicle is a {model.vehicle.replace('_', ' ')}")
+    try:
+        y0 = model.from_trajectory(initial)
+    except ScenarioError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise ScenarioError("initial trajectory", f"is not a {model.vehicle} trajectory of this scenario "
+                            f"(missing or malformed {exc})") from None
+    if not np.all(np.isfinite(y0)):
+        raise ScenarioError("initial trajectory", "gives values that are not finite")
+    return y0
 
 
 def _progress(callback: Callable[[int, float], None] | None, nlp: Any,

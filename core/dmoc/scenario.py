@@ -6,7 +6,8 @@ Keys (a contract relied on outside the project; SI units, angles in radians)::
                          collision_radius = r   (one sphere at the body origin), or
                          collision_spheres = [[x, y, z, r], ...]   (body frame)
     [integrator]         method (as for simulate), steps, alpha (car, snakeboard)
-    [time]               duration = T   (fixed)   or   min = …, max = …   (free duration, h = T/N)
+    [time]               duration = T   (fixed)   or   min = …, max = …   (free duration, h = T/N;
+                         at most 86 400 s)
     [start]              the full start state (vehicle keys: position, heading | orientation,
                          speed | velocity, shape entries …; defaults 0 / identity)
     [goal]               any subset of the same keys (each given one is imposed at the last node)
@@ -39,6 +40,7 @@ from .obstacles import Obstacle
 from .solve import BACKENDS, SolverOptions
 
 OBSTACLE_TYPES = ("sphere", "box", "capsule")
+MAX_DURATION_S = 86_400.0  # a day: longer is no shot, and h = T/N that large breaks the discretisation
 COST_KEYS = ("effort", "duration", "path_length", "hazard", "smoothness")
 
 
@@ -67,11 +69,11 @@ def read_time(root: Table, model: Model) -> None:
     if t.has("duration"):
         if t.has("min") or t.has("max"):
             raise t.error("duration", "give either duration (fixed) or min/max (free duration), not both")
-        model.base[model.T] = t.number("duration", positive=True)
+        model.base[model.T] = t.number("duration", positive=True, high=MAX_DURATION_S)
         model.fixed[model.T] = True
     elif t.has("min") or t.has("max"):
-        lo = t.number("min", positive=True)
-        hi = t.number("max", positive=True)
+        lo = t.number("min", positive=True, high=MAX_DURATION_S)
+        hi = t.number("max", positive=True, high=MAX_DURATION_S)
         if lo > hi:
             raise t.error("min", f"min {lo:g} exceeds max {hi:g}")
         model.lo[model.T], model.hi[model.T] = lo, hi

@@ -1,7 +1,7 @@
 """Scenario files (TOML) → validated values. Every error names its key.
 
-A scenario is read through :class:`Table` wrappers that check type, finiteness and
-range, and record which keys were read, so that :meth:`Table.finish` can refuse
+A scenario is read through :class:`Table` wrappers that check type, finiteness, magnitude
+(at most ``MAX_MAGNITUDE``) and range, and record which keys were read, so that :meth:`Table.finish` can refuse
 unknown keys (a typo must never be silently ignored). Errors are
 :class:`~core.errors.ScenarioError` with a location such as ``[vehicle] mass``.
 """
@@ -16,6 +16,7 @@ import numpy as np
 from ..errors import ScenarioError
 
 REQUIRED = object()
+MAX_MAGNITUDE = 1e15  # no quantity of a vehicle shot comes near this; beyond it squares overflow soon
 
 
 class Table:
@@ -152,7 +153,9 @@ def check_number(value: Any, where: str, *, positive: bool = False, nonnegative:
     if low is not None and value < low:
         raise ScenarioError(where, f"must be at least {low}, got {value}")
     if high is not None and value > high:
-        raise ScenarioError(where, f"must be at most {high}, got {value}")
+        raise ScenarioError(where, f"must be at most {_plain_number(high)}, got {_plain_number(value)}")
+    if abs(value) > MAX_MAGNITUDE:
+        raise ScenarioError(where, f"{value:g} is out of range (at most {MAX_MAGNITUDE:g} in magnitude)")
     return int(value) if integer else float(value)
 
 
@@ -166,6 +169,11 @@ def check_vector(value: Any, where: str, n: int | None = None, *, positive: bool
     for i, v in enumerate(value):
         check_number(v, f"{where}[{i}]", positive=positive, nonnegative=nonnegative)
     return np.asarray(value, dtype=float)
+
+
+def _plain_number(x: float) -> str:
+    """86400, 10000000, 1.5, 1e+300: whole numbers without an exponent while they are exact."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else f"{x:g}"
 
 
 def _show(value: Any) -> str:

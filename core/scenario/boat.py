@@ -52,7 +52,7 @@ def read_boat(vehicle: Table) -> Boat:
         raise vehicle.error("damping", f"must have 3 (diagonal) or 6 (symmetric) values, got {len(damping)}")
     wind = vehicle.vector("wind", 3, [0.0, 0.0, 0.0])
     current = vehicle.vector("current", 3, [0.0, 0.0, 0.0])
-    max_thrust = vehicle.number("max_thrust", 1500.0, nonnegative=True)
+    max_thrust = vehicle.number("max_thrust", 1500.0, positive=True)
     return Boat(mass=mass, inertia=tuple(inertia), hull=default_hull(length, beam, height),
                 thrusters=thrusters, damping=damping, wind=Wind(wind), current=current,
                 max_thrust=max_thrust)

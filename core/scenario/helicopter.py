@@ -36,9 +36,9 @@ def read_helicopter(vehicle: Table) -> Helicopter:
         inertia=tuple(vehicle.vector("inertia", 3, d.inertia, positive=True)),
         main_rotor_offset=vehicle.number("main_rotor_offset", d.main_rotor_offset, positive=True),
         tail_rotor_offset=vehicle.number("tail_rotor_offset", d.tail_rotor_offset, positive=True),
-        max_tilt=vehicle.number("max_tilt", d.max_tilt, nonnegative=True, high=1.5),
+        max_tilt=vehicle.number("max_tilt", d.max_tilt, positive=True, high=1.5),
         max_collective=vehicle.number("max_collective", 1.6 * mass * GRAVITY, positive=True),
-        max_yaw=vehicle.number("max_yaw", d.max_yaw, nonnegative=True),
+        max_yaw=vehicle.number("max_yaw", d.max_yaw, positive=True),
         rotor_speed=vehicle.number("rotor_speed", d.rotor_speed),
     )
 
