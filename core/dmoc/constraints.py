@@ -7,7 +7,9 @@ bounds, additional constraints on the k-th state". Here:
 * dynamics, start, goal and velocity limits come from the vehicle model
   (``core.dmoc.models``); start values and exactly given goal values are fixed variables;
 * waypoints: |p(g_k) − w|² ≤ r² at the node k = round(t/h) nearest to the waypoint time
-  (p(g) the vehicle's reference point), and an optional heading fixed at that node;
+  (p(g) the vehicle's reference point), or, for an ``exact`` waypoint, at its own time
+  t = (k + s) h on the chord between nodes k and k+1: |(1 − s) p(g_k) + s p(g_{k+1}) − w|² ≤ r²;
+  an optional heading is fixed at the nearest node;
 * keep-out obstacles: for every node, every collision sphere (c_s, r_s) and every
   obstacle, d_o(x_k + R_k c_s) − r_s ≥ margin_o (``obstacles.py``);
 * costs (``costs.py``): effort, duration, smoothness, path length, and the hazard
@@ -32,6 +34,7 @@ class Waypoint:
     radius: float
     heading: float | None = None
     label: str = "waypoint"
+    exact: bool = False     # imposed at its own time between nodes, not at the nearest node
 
 
 @dataclass
@@ -59,6 +62,18 @@ def waypoint_node(model: Model, time: float, duration: float) -> int:
     return int(np.clip(round(time / duration * model.N), 1, model.N))
 
 
+def waypoint_bracket(model: Model, time: float, duration: float) -> tuple[int, float]:
+    """(k, s) with time = (k + s) h, 0 ≤ s < 1, k + s within [1, N]; s is 0 within 1e-9 of a node."""
+    x = float(np.clip(time / duration * model.N, 1.0, model.N))
+    k = int(np.floor(x))
+    s = x - k
+    if s < 1e-9 or k >= model.N:
+        return min(k, model.N), 0.0
+    if s > 1.0 - 1e-9:
+        return k + 1, 0.0
+    return k, s
+
+
 def waypoint_group(model: Model, wp: Waypoint, node: int) -> Group:
     """|p(g_k) − w|² ≤ r² with p(g) the reference point (body origin)."""
     nodes = np.array([node])
@@ -84,6 +99,54 @@ def waypoint_group(model: Model, wp: Waypoint, node: int) -> Group:
     mask = _point_mask(model, origin=True)
     return Group(f"waypoint {wp.label}", idx, fun, mask, jac=jac, hess=hess, params=(target,) + ref,
                  lower=-np.inf, upper=wp.radius**2, labels=[f"node {node}"])
+
+
+def waypoint_chord_group(model: Model, wp: Waypoint, node: int, frac: float) -> Group:
+    """|(1 − s) p(g_k) + s p(g_{k+1}) − w|² ≤ r² (s = ``frac`` in (0, 1)): the waypoint at its own time on
+    the chord between nodes k and k+1, p(g) the reference point (body origin)."""
+    nodes = np.array([node, node + 1])
+    c = np.array([1.0 - frac, frac])
+    P = model.pose_dim
+    idx = model.pose_idx[nodes].reshape(1, -1)
+    ref = tuple(r.reshape((1, len(nodes)) + r.shape[1:]) for r in model.pose_params(nodes))
+    target = np.asarray(wp.position, dtype=float)[None, :]
+
+    def points(X, ref):
+        """p_j and J_j of every node of the bracket: (B, n, 3), (B, n, 3, P)."""
+        B = X.shape[0]
+        Xn = X.reshape(B * len(nodes), P)
+        refn = tuple(r.reshape((B * len(nodes),) + r.shape[2:]) for r in ref)
+        p, J = model.point_map(Xn, np.zeros((Xn.shape[0], 3)), *refn)
+        return p.reshape(B, len(nodes), -1), J.reshape(B, len(nodes), J.shape[-2], P), refn, Xn
+
+    def fun(X, w, *ref):
+        p, _, _, _ = points(X, ref)
+        q = np.einsum("j,bji->bi", c, p)
+        return np.sum((q - w) ** 2, axis=1)[:, None]
+
+    def jac(X, w, *ref):
+        p, J, _, _ = points(X, ref)
+        q = np.einsum("j,bji->bi", c, p)
+        g = 2.0 * np.einsum("bi,j,bjik->bjk", q - w, c, J)
+        return g.reshape(X.shape[0], 1, -1)
+
+    def hess(X, lam, w, *ref):
+        """λ (2 KᵀK + 2 Σ_j c_j Σ_i (q − w)_i ∇²p_{j,i}) with K = [c_j J_j] and q = Σ_j c_j p_j."""
+        B, n = X.shape[0], len(nodes)
+        p, J, refn, Xn = points(X, ref)
+        q = np.einsum("j,bji->bi", c, p)
+        K = np.einsum("j,bjik->bijk", c, J).reshape(B, J.shape[2], n * P)
+        H = 2.0 * np.einsum("bij,bik->bjk", K, K)
+        wq = (q - w)[:, None, :] * c[None, :, None]  # each node's share of the contraction
+        curv = model.point_curvature(Xn, np.zeros((B * n, 3)), wq.reshape(B * n, -1), *refn).reshape(B, n, P, P)
+        for j in range(n):
+            H[:, j * P:(j + 1) * P, j * P:(j + 1) * P] += 2.0 * curv[:, j]
+        return lam[:, 0, None, None] * H
+
+    mask = np.tile(_point_mask(model, origin=True), (1, len(nodes)))
+    label = f"node {node + frac:.4g}"
+    return Group(f"waypoint {wp.label}", idx, fun, mask, jac=jac, hess=hess, params=(target,) + ref,
+                 lower=-np.inf, upper=wp.radius**2, labels=[label])
 
 
 def _point_mask(model: Model, origin: bool | np.ndarray) -> np.ndarray:
@@ -264,7 +327,8 @@ def assemble(model: Model, spec: Spec) -> NLP:
     duration = float(base[model.T]) if fixed[model.T] else None
     for wp in spec.waypoints:
         node = waypoint_node(model, wp.time, duration)
-        groups.append(waypoint_group(model, wp, node))
+        k, frac = waypoint_bracket(model, wp.time, duration) if wp.exact else (node, 0.0)
+        groups.append(waypoint_chord_group(model, wp, k, frac) if frac else waypoint_group(model, wp, k))
         if wp.heading is not None:
             groups.extend(model.fix_heading(node, wp.heading, wp.label))
     shared = _Shared(model, spec.spheres, spec.obstacles) if spec.obstacles else None

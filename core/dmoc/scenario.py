@@ -11,7 +11,8 @@ Keys (a contract relied on outside the project; SI units, angles in radians)::
     [start]              the full start state (vehicle keys: position, heading | orientation,
                          speed | velocity, shape entries …; defaults 0 / identity)
     [goal]               any subset of the same keys (each given one is imposed at the last node)
-    [[waypoints]]        time, position, radius (default 0.5 m), heading (optional)
+    [[waypoints]]        time, position, radius (default 0.5 m), heading (optional), exact (default
+                         false: at the node nearest to time; true: at time itself, between nodes)
     [[obstacles]]        type = "sphere" (center, radius) | "box" (center, half_extents,
                          orientation = [w, x, y, z]) | "capsule" (a, b, radius); margin (default 0)
     [bounds]             [lo, hi] per input and shape variable, and speed
@@ -120,7 +121,8 @@ def read_waypoints(root: Table, model: Model) -> list[Waypoint]:
         pos = t.vector("position", dim)
         heading = t.number("heading") if t.has("heading") else None
         wp = Waypoint(time=time, position=np.concatenate([pos, np.zeros(3 - dim)]),
-                      radius=t.number("radius", 0.5, nonnegative=True), heading=heading, label=f"#{i + 1}")
+                      radius=t.number("radius", 0.5, nonnegative=True), heading=heading, label=f"#{i + 1}",
+                      exact=t.boolean("exact", False))
         t.finish()
         out.append(wp)
     return out
