@@ -10,8 +10,9 @@
   Tolerance), heading or orientation where a rotation channel is keyed at that frame, and
   speed (``vehicle_motion.speed``) at the start and the goal;
 * obstacles: the objects of a collection named ``Obstacles`` and objects flagged as
-  obstacles, each a sphere, oriented box or capsule fitted to its evaluated mesh in world
-  space (modifiers, scale, rotation, parents and off-centre origins included);
+  obstacles, each a sphere, oriented box or capsule fitted to its evaluated geometry in world
+  space (modifiers, scale, rotation, parents and off-centre origins included) — the rule is
+  in :meth:`_Reader.obstacles`;
 * constraint empties (``vehicle_motion.constraint_kind``): Pass Through (radius = display
   size × world scale), Stop Here (at the empty, zero velocity), Land / Dock Here (at the
   empty, heading along its X axis, at rest), Keep Out (a sphere of the display size) and
@@ -23,6 +24,15 @@ Units: positions are world coordinates times ``unit_settings.scale_length`` (met
 relative to an offset (planar vehicles drive on the plane of their start height);
 ``FrameMap`` maps both ways. A stop or landing between Start and End splits the shot into
 segments solved one after the other (each one's start is the previous one's end state).
+
+Numbers: every position the reader takes (the vehicle's keys and poses, constraint empties,
+obstacle vertices) must lie within ``MAX_DISTANCE`` = 1e6 m (1000 km) of the world origin, and
+every speed (speed keys, the Speed setting, speed limits) be at most ``MAX_SPEED`` = 1e4 m/s
+(10 km/s), in metres after Unit Scale; keyed transform channels must be finite numbers (Blender
+keeps keys and transforms as 32-bit floats: 1e40 typed in is stored as 3.4e38, a custom property
+key of 1e300 as inf); control channels must lie within the vehicle's limits, and those limits
+(the vehicle's Max … settings) must be positive, as core requires. A number that breaks this is
+refused before anything is solved, naming the object, the channel and the frame.
 
 Everything is read before anything is solved; problems are a :class:`SceneError`, one line
 naming the object or frame. The scene is left as it was (the current frame is restored).
@@ -47,8 +57,19 @@ _OBSTACLE_COLLECTION_NAME = re.compile(r"^Obstacles(\.\d+)?$")
 PLANAR = frozenset({"CAR", "SNAKEBOARD"})
 SOLVABLE = frozenset({"CAR", "SNAKEBOARD", "HELICOPTER", "BOAT"})
 REQUIRED_ROLES = {"CAR": ("wheel_rear_left", "wheel_rear_right", "wheel_front_left", "wheel_front_right")}
+# The object types whose evaluated geometry Object.to_mesh() converts (bpy 4.5 and 5.0; every
+# other type raises "Object does not have geometry data").
 MESH_TYPES = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
+# Types with no geometry at all (the rest — hair curves, point clouds, volumes, grease pencil —
+# have geometry that to_mesh cannot read: they convert to a mesh with Object › Convert).
+NO_GEOMETRY_TYPES = frozenset({"EMPTY", "LIGHT", "CAMERA", "ARMATURE", "LATTICE", "SPEAKER", "LIGHT_PROBE"})
+TYPE_LABELS = {"FONT": "text", "META": "metaball", "CURVES": "hair curves object", "POINTCLOUD": "point cloud",
+               "GREASEPENCIL": "grease pencil object", "GPENCIL": "grease pencil object",
+               "LIGHT_PROBE": "light probe"}
 MAX_STEPS = 20_000
+MAX_DISTANCE = 1e6   # m: positions within 1000 km of the world origin
+MAX_SPEED = 1e4      # m/s: speeds up to 10 km/s
+MIN_SIZE = 1e-6      # m: the thinnest half thickness of an obstacle; smaller in every direction: no size
 
 LOCATION_PATHS = frozenset({"location", "delta_location"})
 ROTATION_PATHS = frozenset({"rotation_euler", "rotation_quaternion", "rotation_axis_angle",
@@ -191,14 +212,15 @@ class ObstacleShape:
         s = fm.scale
         out: dict = {"type": self.kind, "margin": self.margin * s}
         if self.kind == "sphere":
-            out.update(center=_floats(fm.to_solve(self.center)), radius=self.radius * s)
+            out.update(center=_floats(fm.to_solve(self.center)), radius=max(self.radius * s, MIN_SIZE))
         elif self.kind == "box":
             q = mathutils.Matrix(self.rotation.tolist()).to_quaternion().normalized()
             out.update(center=_floats(fm.to_solve(self.center)),
-                       half_extents=_floats(np.maximum(self.half_extents * s, 1e-6)),
+                       half_extents=_floats(np.maximum(self.half_extents * s, MIN_SIZE)),
                        orientation=_unit_quaternion(q))
         else:
-            out.update(a=_floats(fm.to_solve(self.a)), b=_floats(fm.to_solve(self.b)), radius=self.radius * s)
+            out.update(a=_floats(fm.to_solve(self.a)), b=_floats(fm.to_solve(self.b)),
+                       radius=max(self.radius * s, MIN_SIZE))
         return out
 
 
@@ -301,8 +323,89 @@ def _fmt_frame(frame: float) -> str:
     return f"{frame:g}" if abs(frame - round(frame)) > 1e-6 else str(int(round(frame)))
 
 
+def _a(word: str) -> str:
+    return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
+
+
+def _type_label(ob) -> str:
+    return TYPE_LABELS.get(ob.type, ob.type.lower().replace("_", " "))
+
+
+def _vector_text(v) -> str:
+    return "(" + ", ".join(f"{float(x):g}" for x in v) + ")"
+
+
+_CHANNEL_NAMES = {"location": "", "delta_location": "delta ", "rotation_euler": "rotation ",
+                  "delta_rotation_euler": "delta rotation ", "rotation_quaternion": "rotation ",
+                  "delta_rotation_quaternion": "delta rotation ", "scale": "scale ", "delta_scale": "delta scale "}
+
+
+def _channel(path: str, index: int) -> str:
+    """An F-curve's channel as the artist sees it: x, delta y, rotation Z, rotation W, scale X, speed."""
+    if path == SPEED_PATH:
+        return "speed"
+    if path in LOCATION_PATHS:
+        return _CHANNEL_NAMES[path] + "xyz"[index]
+    letters = "WXYZ" if "quaternion" in path else "XYZ"
+    return _CHANNEL_NAMES.get(path, path + " ") + (letters[index] if index < len(letters) else str(index))
+
+
+def _out_of_range(value: float, unit: str, scale: float) -> bool:
+    """A position (unit "m") or speed ("m/s") in scene units that is not finite or beyond its bound."""
+    bound = MAX_DISTANCE if unit == "m" else MAX_SPEED
+    return not math.isfinite(value) or abs(value) * scale > bound
+
+
+def _range_text(unit: str) -> str:
+    return ("Vehicle Motion works within 1000 km of the world origin" if unit == "m"
+            else "Vehicle Motion handles speeds up to 10 km/s")
+
+
+def check_keys(obj, fcurves, scale: float) -> None:
+    """Refuse an absurd key of obj's transform or speed channels before anything is evaluated:
+    a location beyond ``MAX_DISTANCE``, a speed beyond ``MAX_SPEED`` (in metres after Unit Scale),
+    or any transform key that is not a finite number; the earliest bad key is named with its
+    channel and frame."""
+    bad = []
+    for fc in fcurves:
+        path = fc.data_path
+        if path not in LOCATION_PATHS | ROTATION_PATHS | SCALE_PATHS | {SPEED_PATH}:
+            continue
+        unit = "m" if path in LOCATION_PATHS else "m/s" if path == SPEED_PATH else ""
+        for kp in fc.keyframe_points:
+            frame, value = float(kp.co[0]), float(kp.co[1])
+            if (unit and _out_of_range(value, unit, scale)) or not math.isfinite(value):
+                bad.append((frame, path, fc.array_index, value, unit))
+    if not bad:
+        return
+    frame, path, index, value, unit = min(bad, key=lambda b: b[:3])
+    shown = f"{value * scale:.3g} {unit}" if unit and math.isfinite(value) else f"{value:g}"
+    why = _range_text(unit) if math.isfinite(value) else "not a finite number"
+    raise SceneError(f"'{obj.name}' is keyed at {_channel(path, index)} = {shown} at frame {_fmt_frame(frame)}, "
+                     f"out of range ({why}): fix that key")
+
+
+def check_pose(obj, m: np.ndarray, frame: float | None, scale: float) -> None:
+    """Refuse a world matrix that is not finite or a position beyond ``MAX_DISTANCE``."""
+    when = "" if frame is None else f" at frame {_fmt_frame(frame)}"
+    parent = f" or its parent '{obj.parent.name}'" if obj.parent is not None else ""
+    if not np.all(np.isfinite(m)):
+        raise SceneError(f"'{obj.name}' has a transform that is not a finite number{when}: fix its location, "
+                         f"rotation or scale{parent}")
+    distance = float(np.linalg.norm(m[:3, 3])) * scale
+    if distance > MAX_DISTANCE:
+        raise SceneError(f"'{obj.name}' is {distance:.3g} m from the world origin{when}, out of range "
+                         f"({_range_text('m')}): move it{parent}")
+
+
 def _polar(m3: np.ndarray) -> np.ndarray:
-    """The rotation nearest to a 3×3 matrix (removes scale and shear)."""
+    """The rotation nearest to a 3×3 matrix (removes scale and shear). A mirroring matrix (negative
+    scale, det < 0) has no nearest rotation (every one is as near when the scale is uniform): it
+    gives the rotation of its axes with Y reversed, so X (forward) and Z (up) keep their world
+    directions and an obstacle's box keeps the object's axes."""
+    m3 = np.array(m3, dtype=float)
+    if np.linalg.det(m3) < 0:
+        m3[:, 1] *= -1
     u, _, vt = np.linalg.svd(m3)
     r = u @ vt
     if np.linalg.det(r) < 0:
@@ -504,10 +607,13 @@ def _box_in_frame(v: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def fit_shape(name: str, v: np.ndarray, shape: str, frame_hint: np.ndarray | None = None,
-              margin: float = 0.0) -> ObstacleShape:
+              margin: float = 0.0, min_half: float = 0.0) -> ObstacleShape:
     """The sphere, oriented box or capsule (``shape``: SPHERE, BOX, CAPSULE, or AUTO for the
-    smallest) that holds the points v (N, 3); the box's axes are the object's (frame_hint) or
-    the points' principal axes, whichever gives the smaller box."""
+    smallest) that holds the points v (N, 3); the box's axes (a proper rotation, det +1) are the
+    object's (frame_hint) or the points' principal axes, whichever gives the smaller box (for
+    flat points, of zero volume either way, the one with the smaller sides). Flat points (a
+    plane, a line) are a box or capsule of zero thickness across them: every half extent and
+    radius is at least ``min_half``, so no distance divides by a zero size."""
     frames = []
     if frame_hint is not None:
         frames.append(frame_hint)
@@ -522,12 +628,14 @@ def fit_shape(name: str, v: np.ndarray, shape: str, frame_hint: np.ndarray | Non
     best = None
     for r in frames:
         c, e = _box_in_frame(v, r)
-        if best is None or np.prod(e) < np.prod(best[2]) - 1e-12:
+        if best is None or np.prod(e) < np.prod(best[2]) - 1e-12 or \
+                (np.prod(e) <= np.prod(best[2]) + 1e-12 and np.sum(e) < np.sum(best[2]) * (1.0 - 1e-9)):
             best = (r, c, e)
     r, c, e = best
-    box = ObstacleShape(name, "box", c, half_extents=e, rotation=r, margin=margin)
-    sphere = ObstacleShape(name, "sphere", c, radius=float(np.max(np.linalg.norm(v - c, axis=1))), margin=margin)
-    # capsule along the box's longest axis through its centre
+    box = ObstacleShape(name, "box", c, half_extents=np.maximum(e, min_half), rotation=r, margin=margin)
+    sphere = ObstacleShape(name, "sphere", c, radius=max(float(np.max(np.linalg.norm(v - c, axis=1))), min_half),
+                           margin=margin)
+    # capsule along the box's longest axis through its centre (a segment's: radius 0, then min_half)
     axis = r[:, int(np.argmax(e))]
     rel = v - c
     t = rel @ axis
@@ -535,8 +643,9 @@ def fit_shape(name: str, v: np.ndarray, shape: str, frame_hint: np.ndarray | Non
     rad = float(np.max(radial))
     half = float(np.max(np.abs(t) - np.sqrt(np.maximum(rad * rad - radial * radial, 0.0))))
     capsule = None
-    if half > 1e-9 * max(rad, 1.0) and rad > 0:
-        capsule = ObstacleShape(name, "capsule", c, radius=rad, a=c - half * axis, b=c + half * axis, margin=margin)
+    if half > 1e-9 * max(rad, 1.0):
+        capsule = ObstacleShape(name, "capsule", c, radius=max(rad, min_half), a=c - half * axis, b=c + half * axis,
+                                margin=margin)
     if shape == "SPHERE":
         return sphere
     if shape == "BOX":
@@ -582,6 +691,26 @@ class _Reader:
         return fm
 
     # -- vehicle ------------------------------------------------------------------------------
+    def check_parameters(self) -> None:
+        """The vehicle's settings are finite and its limits (the Max … settings) positive, as core
+        requires; named in panel words."""
+        s = self.obj.vehicle_motion
+        props = type(s).bl_rna.properties
+        for key in VEHICLE_KEYS[self.vtype]:
+            value = getattr(s, key)
+            values = [float(x) for x in value] if key == "inertia" else [float(value)]
+            label = props[key].name
+            if not all(math.isfinite(x) for x in values):
+                raise SceneError(f"'{self.obj.name}' {label} is not a finite number: set it in the Vehicle panel")
+            if key.startswith("max_") and values[0] <= 0:
+                raise SceneError(f"'{self.obj.name}' {label} is {values[0]:g}: it must be positive (set it in the "
+                                 "Vehicle panel)")
+        speed = float(s.speed)
+        if not any(fc.data_path == SPEED_PATH for fc in self.fcurves) and _out_of_range(speed, "m/s", self.scale):
+            shown = f"{speed * self.scale:.3g} m/s" if math.isfinite(speed) else f"{speed:g}"
+            why = _range_text("m/s") if math.isfinite(speed) else "not a finite number"
+            raise SceneError(f"'{self.obj.name}' Speed is {shown}, out of range ({why}): set it in the Vehicle panel")
+
     def parameters(self) -> dict:
         s = self.obj.vehicle_motion
         out: dict = {"type": self.core_type}
@@ -621,6 +750,7 @@ class _Reader:
         obj = self.obj
         depsgraph = bpy.context.evaluated_depsgraph_get()
         m = np.array(obj.evaluated_get(depsgraph).matrix_world)
+        check_pose(obj, m, self.scene.frame_current, self.scale)
         r = _polar(m[:3, :3])
         parts = [ob for ob in [obj, *_descendants(obj)] if ob.type in MESH_TYPES]
         verts = [_world_vertices(ob, depsgraph) for ob in parts]
@@ -630,7 +760,12 @@ class _Reader:
             if radius > 0:
                 return np.array([[0.0, 0.0, 0.0, radius]])
             return np.zeros((0, 4))
-        body = (np.concatenate(verts) - m[:3, 3]) @ r * self.scale
+        verts = np.concatenate(verts)
+        if not np.all(np.isfinite(verts)) or float(np.max(np.linalg.norm(verts, axis=1))) * self.scale > MAX_DISTANCE:
+            raise SceneError(f"'{obj.name}' (its meshes and parts) reaches beyond {MAX_DISTANCE:g} m from the world "
+                             f"origin at frame {self.scene.frame_current}, out of range ({_range_text('m')}): "
+                             "fix its scale and location")
+        body = (verts - m[:3, 3]) @ r * self.scale
         lo, hi = body.min(axis=0), body.max(axis=0)
         length = hi[0] - lo[0]
         cross = math.hypot(0.5 * (hi[1] - lo[1]), 0.5 * (hi[2] - lo[2]))
@@ -666,6 +801,7 @@ class _Reader:
 
     def vehicle_pose(self, frame: float) -> tuple[np.ndarray, np.ndarray]:
         m = self.pose.world(frame)
+        check_pose(self.obj, m, frame, self.scale)
         return m[:3, 3].copy(), _polar(m[:3, :3])
 
     # -- constraint empties -------------------------------------------------------------------
@@ -699,6 +835,10 @@ class _Reader:
                 self.warnings.append(f"{label} '{ob.name}' holds over the whole shot (the solver has no "
                                      f"time windows); its frame is not used")
                 frames = [frames[0]]
+            check_keys(ob, [fc for fc in _fcurves(ob) if not fc.mute], self.scale)
+            if kind == "SPEED_LIMIT" and _out_of_range(float(s.speed_limit), "m/s", self.scale):
+                raise SceneError(f"speed limit '{ob.name}' is {float(s.speed_limit) * self.scale:.3g} m/s, out of "
+                                 f"range ({_range_text('m/s')}): lower it (Constraint / Obstacle panel)")
             pose = _Pose(ob, self.guard)
             for frame in frames:
                 if frame is not None and (frame < fs - 1e-6 or frame > fe + 1e-6):
@@ -706,7 +846,15 @@ class _Reader:
                                          f"{fs}–{fe} and ignored")
                     continue
                 m = pose.world(fs if frame is None else frame)
+                check_pose(ob, m, frame, self.scale)
                 size = ob.empty_display_size * float(np.max(np.linalg.norm(m[:3, :3], axis=0)))
+                if size * self.scale > MAX_DISTANCE:
+                    raise SceneError(f"{label} '{ob.name}' has a radius of {size * self.scale:.3g} m, out of range "
+                                     f"({_range_text('m')}): lower its display size or scale")
+                if kind == "KEEP_OUT" and size * self.scale < MIN_SIZE:
+                    raise SceneError(f"{label} '{ob.name}' has no size (radius {size * self.scale:.3g} m; its "
+                                     f"display size is {ob.empty_display_size:g}, its world scale "
+                                     f"{_vector_text(np.linalg.norm(m[:3, :3], axis=0))}): give it a size")
                 c = Constraint(ob.name, kind, None if kind in ("KEEP_OUT", "SPEED_LIMIT") else frame,
                                position=m[:3, 3].copy(), radius=size)
                 c.forward = _polar(m[:3, :3])[:, 0]
@@ -746,6 +894,25 @@ class _Reader:
         return out
 
     def obstacles(self) -> list[ObstacleShape]:
+        """One shape per obstacle object. The rule: an obstacle is its evaluated geometry in world
+        space — the vertices ``evaluated_get(depsgraph).to_mesh()`` gives (modifiers, parents and
+        the object's scale applied; a negative scale mirrors and is fine) — and the fitted sphere,
+        box or capsule holds every one of them.
+
+        * Objects with geometry are obstacles: meshes, text, curves (a curve without bevel or
+          extrude is its wire: a line or flat obstacle along it), surfaces and metaballs (a
+          metaball whose surface melts into its family's base, e.g. 'Blob.001' into 'Blob', is
+          covered by the base's shape). Objects without geometry (camera, light, empty, armature,
+          lattice, speaker, light probe) or with geometry to_mesh cannot read (hair curves, point
+          clouds, volumes, grease pencil) are refused, naming the object and its type.
+        * Flat geometry — a plane, a scale of 0 on one or two axes: a wall, a sheet, a pole —
+          is an obstacle of zero thickness along those axes; its box or capsule is given a half
+          thickness of ``MIN_SIZE`` = 1e-6 m (1 µm) there, so distances stay finite.
+        * Geometry spanning less than ``MIN_SIZE`` in every direction (the diagonal of its
+          bounding box: a point, a scale of 0 or 1e-30 on every axis) has no size and is refused,
+          as is geometry with vertices that are not finite numbers or beyond ``MAX_DISTANCE``
+          (1000 km) from the world origin, and a margin beyond ``MAX_DISTANCE``.
+        """
         objects = self.obstacle_objects()
         if any(_is_animated(ob) for ob in objects):
             self.guard.set(self.fm.frame_start)
@@ -756,17 +923,77 @@ class _Reader:
         depsgraph = bpy.context.evaluated_depsgraph_get()
         shapes = []
         for ob in objects:
-            if ob.type not in MESH_TYPES:
-                raise SceneError(f"obstacle '{ob.name}' is {'an' if ob.type[0] in 'AEIOU' else 'a'} "
-                                 f"{ob.type.lower()}, not a mesh: remove it from the {OBSTACLE_COLLECTION} "
-                                 "collection (or use a Keep Out empty)")
+            self.check_obstacle_type(ob)
+        for ob in objects:
             v = _world_vertices(ob, depsgraph)
             if len(v) == 0:
-                raise SceneError(f"obstacle '{ob.name}' has no geometry (no vertices after modifiers)")
-            hint = _polar(np.array(ob.evaluated_get(depsgraph).matrix_world)[:3, :3])
+                if ob.type == "META" and self.melts_into_obstacle(ob, objects):
+                    continue
+                raise SceneError(f"obstacle '{ob.name}' ({_a(_type_label(ob))}) has no geometry (no vertices "
+                                 "after modifiers): give it some, or remove it from the "
+                                 f"{OBSTACLE_COLLECTION} collection")
+            m = np.array(ob.evaluated_get(depsgraph).matrix_world)
+            self.check_obstacle_size(ob, v, m)
             s = ob.vehicle_motion
-            shapes.append(fit_shape(ob.name, v, s.obstacle_shape, hint, s.obstacle_margin))
+            margin = float(s.obstacle_margin)
+            if not margin * self.scale <= MAX_DISTANCE:
+                raise SceneError(f"obstacle '{ob.name}' has a margin of {margin * self.scale:.3g} m, out of range "
+                                 f"({_range_text('m')}): lower its Margin (Constraint / Obstacle panel)")
+            shapes.append(fit_shape(ob.name, v, s.obstacle_shape, _polar(m[:3, :3]), margin,
+                                    min_half=MIN_SIZE / self.scale))
         return shapes
+
+    def check_obstacle_type(self, ob) -> None:
+        if ob.type in MESH_TYPES:
+            return
+        what = f"obstacle '{ob.name}' is {_a(_type_label(ob))}"
+        remove = f"remove it from the {OBSTACLE_COLLECTION} collection"
+        if not any(_OBSTACLE_COLLECTION_NAME.match(c.name) for c in ob.users_collection):
+            remove = "untick its Obstacle setting (Constraint / Obstacle panel)"  # flagged, not in the collection
+        if ob.type == "EMPTY":
+            if remove.startswith("untick"):  # the panel shows an empty's Constraint, not its Obstacle flag
+                remove = "clear its Obstacle flag (vehicle_motion.is_obstacle)"
+            raise SceneError(f"{what}, which has no geometry: set its Constraint to Keep Out to keep the vehicle "
+                             f"out of a sphere (Constraint / Obstacle panel), or {remove}")
+        if ob.type in NO_GEOMETRY_TYPES:
+            raise SceneError(f"{what}, which has no geometry: {remove}")
+        raise SceneError(f"{what}, whose geometry Vehicle Motion cannot read: convert it to a mesh "
+                         f"(Object › Convert › Mesh), or {remove}")
+
+    def melts_into_obstacle(self, ob, objects) -> bool:
+        """Whether metaball ob (no vertices of its own) melts into the base of its family (the
+        metaball of the same name without, or with the lowest, number) and that base is an
+        obstacle too: its shape covers ob's surface. Refused when the base is not an obstacle."""
+        def family(o):
+            stem, dot, number = o.name.rpartition(".")
+            return (stem, int(number)) if dot and number.isdigit() else (o.name, 0)
+        stem = family(ob)[0]
+        members = [o for o in self.scene.objects if o.type == "META" and family(o)[0] == stem]
+        base = min(members, key=lambda o: family(o)[1])
+        if base is ob:
+            return False
+        if base in objects:
+            return True
+        raise SceneError(f"obstacle '{ob.name}' is a metaball that melts into '{base.name}', which holds the "
+                         f"surface: put '{base.name}' in the {OBSTACLE_COLLECTION} collection too")
+
+    def check_obstacle_size(self, ob, v: np.ndarray, m: np.ndarray) -> None:
+        """Refuse vertices that are not finite, reach beyond ``MAX_DISTANCE``, or span less than
+        ``MIN_SIZE`` (no size); the message shows the scale behind it."""
+        local = ob.parent is None and tuple(ob.delta_scale) == (1.0, 1.0, 1.0)
+        scale = _vector_text(ob.scale if local else np.linalg.norm(m[:3, :3], axis=0))
+        scale = f"its {'' if local else 'world '}scale is {scale}"
+        if not np.all(np.isfinite(v)):
+            raise SceneError(f"obstacle '{ob.name}' has vertices that are not finite numbers ({scale}): fix its "
+                             f"scale and location{' or its parent' if ob.parent is not None else ''}")
+        far = float(np.max(np.linalg.norm(v, axis=1))) * self.scale
+        if far > MAX_DISTANCE:
+            raise SceneError(f"obstacle '{ob.name}' reaches {far:.3g} m from the world origin, out of range "
+                             f"({_range_text('m')}; {scale}): fix its scale or location")
+        span = float(np.linalg.norm(v.max(axis=0) - v.min(axis=0))) * self.scale
+        if span < MIN_SIZE:
+            raise SceneError(f"obstacle '{ob.name}' has no size (it spans {span:.3g} m; {scale}): give it a size "
+                             f"along at least one axis, or remove it from the {OBSTACLE_COLLECTION} collection")
 
     # -- checks -------------------------------------------------------------------------------
     def sphere_centres(self, position: np.ndarray, r: np.ndarray, spheres: np.ndarray) -> np.ndarray:
@@ -830,7 +1057,9 @@ class _Reader:
             raise SceneError(f"'{obj.name}' is a {self.vtype.replace('_', ' ').lower()}: Solve plans vehicles "
                              "(car, snakeboard, helicopter, boat); use Simulate")
         self.check_parts()
+        self.check_parameters()
         frames, rot_keys, speed_keys = self.keys()
+        check_keys(obj, self.fcurves, self.scale)
         fs, fe = fm.frame_start, fm.frame_end
 
         start_pos, start_r = self.vehicle_pose(fs)
@@ -1034,6 +1263,8 @@ class _Reader:
         obj, fm, s = self.obj, self.fm, self.settings
         if self.vtype == "CAR":
             self.check_parts()
+        self.check_parameters()
+        check_keys(obj, self.fcurves, self.scale)
         start_pos, start_r = self.vehicle_pose(fm.frame_start)
         speed = _speed_at(obj, fm.frame_start) * self.scale
         if self.planar:
@@ -1084,7 +1315,17 @@ class _Reader:
         missing = []
         for name in CONTROL_CHANNELS[self.vtype]:
             fc = curves.get(f'["{name}"]')
+            lo, hi = limits[name]
             if fc is not None:
+                for kp in sorted(fc.keyframe_points, key=lambda k: k.co[0]):
+                    v = float(kp.co[1])
+                    if math.isnan(v):
+                        raise SceneError(f"'{obj.name}' control '{name}' is keyed to nan (not a number) at frame "
+                                         f"{_fmt_frame(kp.co[0])}; its limits are [{lo:.6g}, {hi:.6g}]")
+                    if math.isinf(v):
+                        raise SceneError(f"'{obj.name}' control '{name}' is keyed to {v:g} at frame "
+                                         f"{_fmt_frame(kp.co[0])}, outside its limits [{lo:.6g}, {hi:.6g}] (a key "
+                                         "beyond ±3.4e38 is stored as inf)")
                 values = np.array([fc.evaluate(float(f)) for f in frames])
             elif name in obj.keys():
                 try:
@@ -1094,10 +1335,7 @@ class _Reader:
             else:
                 missing.append(name)
                 continue
-            if not np.all(np.isfinite(values)):
-                raise SceneError(f"'{obj.name}' control '{name}' is not a finite number")
-            lo, hi = limits[name]
-            bad = np.flatnonzero((values < lo - 1e-9) | (values > hi + 1e-9))
+            bad = np.flatnonzero(~((values >= lo - 1e-9) & (values <= hi + 1e-9)))  # nan too
             if bad.size:
                 k = int(bad[0])
                 raise SceneError(f"'{obj.name}' control '{name}' is {values[k]:.6g} at frame {_fmt_frame(frames[k])}, "
