@@ -318,7 +318,8 @@ def test_scalar_path_equals_numpy_path(method):
     fast = BASELINES[method](*args)
     slow = BASELINES[method](*args, fast=False)
     assert fast.stats["path"] == "scalar" and slow.stats["path"] == "batch"
-    assert fast.stats["newton_iterations_mean"] == pytest.approx(slow.stats["newton_iterations_mean"])
+    # different arithmetic: a residual at the Newton tolerance may take one more iteration in a step or two
+    assert fast.stats["newton_iterations_mean"] == pytest.approx(slow.stats["newton_iterations_mean"], abs=0.05)
     for field in ("position", "orientation", "angular_velocity", "linear_velocity",
                   "momentum_angular", "momentum_linear"):
         assert np.allclose(getattr(fast, field), getattr(slow, field), atol=1e-11), field

@@ -177,7 +177,8 @@ def test_scalar_simulation_equals_batched_rollout():
     Qb, _ = C.rollout(CAR, states, Ub, dt)
     for i in range(3):
         Qi, _ = C.rollout(CAR, states[i], Ub[:, i], dt)
-        assert np.array_equal(Qi, Qb[:, i])
+        # one state against a batch of three: numpy may round the two shapes differently on other CPUs
+        assert np.all(np.max(np.abs(Qi - Qb[:, i]), axis=0) < 1e-12 * (1 + np.max(np.abs(Qb[:, i]), axis=0)))
 
 
 def _fd_jacobian(state, controls, dt, alpha):

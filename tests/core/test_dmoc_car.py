@@ -287,12 +287,26 @@ def _dynamics_reference(X: np.ndarray, N: int, alpha: float, free_T: bool) -> tu
     return F, J
 
 
+def _assert_round_off(got: np.ndarray, want: np.ndarray, rel: float = 1e-13) -> None:
+    """got = want to round-off, entry by entry against the largest |want| of its column over the batch (the
+    car module row by row and the fused group over the batch are different code paths: the same expressions,
+    but numpy may round them differently for other array shapes on other CPUs); where both are exactly zero,
+    the same sign."""
+    assert got.shape == want.shape
+    scale = np.abs(want).max(axis=0, keepdims=True)
+    err = np.abs(got - want)
+    bad = ~(err <= rel * np.maximum(np.abs(want), scale))
+    assert not bad.any(), (np.argwhere(bad)[:5], got[bad][:5], want[bad][:5])
+    zero = (got == 0.0) & (want == 0.0)
+    assert np.array_equal(np.signbit(got[zero]), np.signbit(want[zero])), np.argwhere(zero)[:5]
+
+
 @pytest.mark.parametrize("free_T", [True, False], ids=["free-T", "fixed-T"])
 @pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 0.3])
-def test_dynamics_group_is_the_car_module_bit_for_bit(alpha, free_T):
+def test_dynamics_group_is_the_car_module(alpha, free_T):
     """The fused values and Jacobian of the dynamics group are the car module's step, step_jacobian and step_dh
-    to the bit (signs of zeros included), with and without the values' intermediates reused, for one step
-    length and for a batch whose T is perturbed per instance (several step lengths)."""
+    (to round-off, signs of exact zeros included), with and without the values' intermediates reused, for one
+    step length and for a batch whose T is perturbed per instance (several step lengths)."""
     rng = np.random.default_rng(21)
     N, B = 40, 37
     X = _dynamics_points(rng, B, 6.0)
@@ -305,9 +319,10 @@ def test_dynamics_group_is_the_car_module_bit_for_bit(alpha, free_T):
         J_cold = g.jac(pts.copy())                  # no values evaluated yet
         F = g.fun(pts.copy())
         J_warm = g.jac(pts.copy())                  # right after the values at the same point
-        assert F.tobytes() == F_ref.tobytes()
-        assert J_cold.tobytes() == J_ref.tobytes()
-        assert J_warm.tobytes() == J_ref.tobytes()
+        _assert_round_off(F, F_ref)
+        _assert_round_off(J_cold, J_ref)
+        _assert_round_off(J_warm, J_ref)
+        assert J_warm.tobytes() == J_cold.tobytes()  # reused intermediates are the same numbers (_LastStep)
 
 
 @pytest.mark.parametrize("alpha", [0.5, 1.0])

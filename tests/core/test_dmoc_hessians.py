@@ -349,7 +349,7 @@ def test_distance_hessians_match_differences_of_gradients(kind):
         dist, dh = (lambda q: box_distance(q, c, Q, e)), (lambda q: box_distance_hessian(q, c, Q, e))
     d, g, H = dh(p)
     d0, g0 = dist(p)
-    assert np.array_equal(d, d0) and np.array_equal(g, g0)
+    assert np.array_equal(d, d0) and np.array_equal(g, g0)  # the same expressions on the same arrays
     Hd = _fd_columns(lambda q: dist(q)[1], p, step=1e-7)
     # skip points within the differencing step of a kink (box medial planes and faces, capsule ends)
     smooth = np.all(np.abs(Hd - np.swapaxes(Hd, 1, 2)) < 1e-5, axis=(1, 2)) & (np.abs(Hd).max(axis=(1, 2)) < 1e4)

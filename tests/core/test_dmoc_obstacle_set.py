@@ -1,6 +1,12 @@
 """ObstacleSet (every obstacle of a kind in one vectorised call) against the per-obstacle distances,
-and the clearance groups built on it: same values and derivatives bit for bit, each group still
-named after its own obstacle."""
+and the clearance groups built on it: same values and derivatives, each group still named after its
+own obstacle.
+
+The fused and the per-obstacle evaluations are different code paths (stacked (O, B, 3) arrays and
+batched matrix products against one obstacle's (B, 3) arrays and BLAS calls): they agree bit for bit
+on some CPUs and not on others (SIMD width, FMA, OpenBLAS kernels), so they are compared to round-off
+(1e-13 of the values' size, far below any real discrepancy). The NLP's batch and its groups asked one
+by one read the same shared evaluation: those are compared bit for bit."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +17,15 @@ from core.dmoc.models.car import CarModel
 from core.dmoc.obstacles import Obstacle, ObstacleSet
 from core.lie import quaternion
 from core.vehicles.car import Car
+
+ROUND_OFF = 1e-13  # relative to the compared array's largest entry
+
+
+def _round_off(got, want, rel: float = ROUND_OFF, msg: str = "") -> None:
+    """got = want to round-off: entrywise |got − want| ≤ rel (|want| + max|want|)."""
+    want = np.asarray(want, dtype=float)
+    np.testing.assert_allclose(got, want, rtol=rel, atol=rel * float(np.max(np.abs(want), initial=0.0)),
+                               err_msg=msg)
 
 
 def _obstacles() -> list[Obstacle]:
@@ -29,7 +44,7 @@ def _obstacles() -> list[Obstacle]:
 
 
 @pytest.mark.parametrize("order", ["mixed", "kinds together"])
-def test_obstacle_set_matches_each_obstacle_bit_for_bit(order):
+def test_obstacle_set_matches_each_obstacle(order):
     """Kinds interleaved (each family's rows gathered by index) or listed together (rows as slices)."""
     obs = _obstacles()
     rng = np.random.default_rng(3)
@@ -42,8 +57,8 @@ def test_obstacle_set_matches_each_obstacle_bit_for_bit(order):
     for i, ob in enumerate(obs):
         ref_d, ref_g = ob.distance(p)
         hd, hg, hH = ob.distance_hessian(p)
-        assert np.array_equal(d[i], ref_d) and np.array_equal(g[i], ref_g), ob.label
-        assert np.array_equal(d2[i], hd) and np.array_equal(g2[i], hg) and np.array_equal(H2[i], hH), ob.label
+        for got, want in ((d[i], ref_d), (g[i], ref_g), (d2[i], hd), (g2[i], hg), (H2[i], hH)):
+            _round_off(got, want, msg=ob.label)
     assert S.index(obs[3]) == 3
     assert all(isinstance(pos, slice) == (order != "mixed") for _, pos, _ in S._kinds)
 
@@ -60,9 +75,9 @@ def test_clearance_groups_share_one_evaluation_and_keep_their_labels():
         assert fused.name == ob.label
         X = rng.uniform(-3, 3, (fused.K, 3))
         lam = rng.standard_normal((fused.K, 1))
-        assert np.array_equal(fused.values(X), alone.values(X))
-        assert np.array_equal(fused.jacobian(X), alone.jacobian(X))
-        assert np.array_equal(fused.hessian(X, lam), alone.hessian(X, lam))
+        _round_off(fused.values(X), alone.values(X), msg=ob.label)
+        _round_off(fused.jacobian(X), alone.jacobian(X), msg=ob.label)
+        _round_off(fused.hessian(X, lam), alone.hessian(X, lam), msg=ob.label)
         # a clearance is a distance: the group's value is d(p) − r_s at the body points
         p, _ = model.point_map(X, fused.params[0])
         assert np.allclose(fused.values(X)[:, 0], ob.distance(p)[0] - fused.params[1])
@@ -115,7 +130,8 @@ def _nlp_pair(model, spheres, obs):
 
 def test_batched_clearance_rows_match_the_groups_one_by_one():
     """The NLP asks the obstacle batch once per callback: the same constraint values and Jacobian bit for
-    bit, the same Hessian pattern, and the Lagrangian Hessian (Σ_o λ_o H_o per instance) to round-off."""
+    bit (the groups one by one read their rows of the same shared evaluation: the same arithmetic), the same
+    Hessian pattern, and the Lagrangian Hessian (Σ_o λ_o H_o per instance) to round-off."""
     model = CarModel(Car.preset("hatchback"), 12)
     spheres = np.array([[-0.3, 0.0, 0.6, 1.0], [1.3, 0.2, 0.6, 1.0]])
     fused, alone = _nlp_pair(model, spheres, _obstacles())
@@ -136,7 +152,8 @@ def test_batched_clearance_rows_match_the_groups_one_by_one():
 
 
 def test_a_batch_split_or_reordered_falls_back_to_its_groups():
-    """Groups of one batch that are not consecutive in its order are evaluated one by one (same results)."""
+    """Groups of one batch that are not consecutive in its order are evaluated one by one (same results: each
+    group reads its rows of the batch's shared evaluation, so the values are the same bits)."""
     model = CarModel(Car.preset("hatchback"), 8)
     spheres = np.array([[0.0, 0.0, 0.5, 0.8]])
     obs = _obstacles()

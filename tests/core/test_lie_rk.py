@@ -174,6 +174,7 @@ def test_mk4_step_is_the_seeds_formula_with_a_series_dexp_inv():
 
 
 def test_cg2_and_cf2_are_the_same_method():
+    # the same tableau (a, b and exponential rows) through the same step code: bit for bit
     for h in (0.1, 0.7):
         _, _, _, ga, ya = _one_step("cg2", h)
         _, _, _, gb, yb = _one_step("cf2", h)
