@@ -114,7 +114,7 @@ def test_impossible_constraints_are_refused_at_start_up():
 # -- closed chains: residual at every step ------------------------------------------------
 def test_four_bar_constraints_exact_where_rk4_drifts():
     m = ex.four_bar()
-    steps = 1500
+    steps = 1000
     vi = variational.simulate(m.system, m.q0, m.dq0, 0.01, steps)
     assert not vi.blew_up
     assert vi.residual.max() <= 1e-10
