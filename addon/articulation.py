@@ -125,14 +125,16 @@ def _role_of(vehicle, obj) -> str | None:
 
 
 def read_parts(scene, vehicle, frame: int | None = None) -> PartsReading:
-    """The parts of ``vehicle`` at rest at ``frame`` (default: the Vehicle Motion start frame)."""
+    """The parts of ``vehicle`` at rest at ``frame`` (default: the first frame Simulate spans)."""
     from ..core.errors import ScenarioError
     from ..core.lie import quaternion
     from ..core.parts import Part, validate
     settings = vehicle.vehicle_motion_parts
     if not len(settings.parts):
         raise PartsError(f"'{vehicle.name}' has no parts: add them under Vehicle › Articulated Parts")
-    frame = scene.vehicle_motion.frame_start if frame is None else frame
+    if frame is None:
+        from .scene_reader import simulation_range
+        frame = simulation_range(scene)[0]
     entries, seen = [], {}
     for i, e in enumerate(settings.parts, start=1):
         obj = e.object

@@ -70,14 +70,18 @@ def _error(message: str) -> Exception:
 
 @dataclass
 class BakeResult:
-    frame_start: int
-    frame_end: int
+    frame_start: float
+    frame_end: float
     objects: list[str] = field(default_factory=list)
     fcurves: int = 0
     warnings: list[str] = field(default_factory=list)
 
+    def frames(self) -> str:
+        from ..core.shot.frames import fmt_frame
+        return f"{fmt_frame(self.frame_start)}–{fmt_frame(self.frame_end)}"
+
     def message(self) -> str:
-        text = (f"Baked frames {self.frame_start}–{self.frame_end} onto {', '.join(self.objects)} "
+        text = (f"Baked frames {self.frames()} onto {', '.join(self.objects)} "
                 f"({self.fcurves} F-curves)")
         return text + "".join(f"; {w}" for w in self.warnings)
 
@@ -459,19 +463,26 @@ def _commit(vehicle, channels: _Channels, ref) -> None:
     s.is_baked = True
 
 
-def bake(obj, trajectory, *, frame_start: int = 1, fps: float = 24.0, times=None,
+def bake(obj, trajectory, *, frame_start: float = 1, fps: float = 24.0, times=None, frames=None,
          scene=None, parts=()) -> BakeResult:
     """Key ``trajectory`` onto ``obj`` (and its role children) from ``frame_start``.
 
     Frame ``frame_start + k`` shows the trajectory at ``times[k]``; by default
-    ``times = time[0] + k / fps`` up to the last node. ``parts``: more channels (e.g. of
-    :func:`rotation_channels`, one value a frame) baked with them, as children of ``obj``.
-    Raises VehicleMotionError, with the scene unchanged, when something cannot be baked.
+    ``times = time[0] + k / fps`` up to the last node. With ``frames`` (any frames, sub-frames
+    included, e.g. ``core.shot.bake_frames``), frame f shows the trajectory at time[0] +
+    (f − frame_start) / fps. ``parts``: more channels (e.g. of :func:`rotation_channels`, one
+    value a frame) baked with them, as children of ``obj``. Raises VehicleMotionError, with the
+    scene unchanged, when something cannot be baked.
     """
     scene = scene or bpy.context.scene
     _check(trajectory)
+    if frames is not None:
+        frames = np.asarray(frames, dtype=float).reshape(-1)
+        t0, t1 = float(trajectory.time[0]), float(trajectory.time[-1])
+        times = np.clip(t0 + (frames - frame_start) / fps, t0, t1)  # the ends within round-off of a node
     times = sample_times(trajectory, fps, times)
-    frames = frame_start + np.arange(len(times), dtype=float)
+    if frames is None:
+        frames = frame_start + np.arange(len(times), dtype=float)
     t = np.asarray(trajectory.time, dtype=float)
     i, u = _intervals(t, times)
 
@@ -492,9 +503,8 @@ def bake(obj, trajectory, *, frame_start: int = 1, fps: float = 24.0, times=None
         plan.append(channels)
         seen.add(channels.obj.name)
 
-    result = BakeResult(int(frames[0]), int(frames[-1]))
-    if any(not c.mute for c in obj.constraints):
-        result.warnings.append(f"constraints on '{obj.name}' change the baked pose")
+    result = BakeResult(float(frames[0]), float(frames[-1]))
+    result.warnings.extend(overrides(plan))
     refs = _new_actions(plan, frames)
     for ob in _baked_by(obj):
         if ob.name not in seen:
@@ -502,6 +512,29 @@ def bake(obj, trajectory, *, frame_start: int = 1, fps: float = 24.0, times=None
     _commit_plan(obj, plan, refs, result)
     scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
     return result
+
+
+_CHANNEL_LABELS = {"location": "Location", "rotation_quaternion": "Quaternion Rotation",
+                   "rotation_euler": "Euler Rotation"}
+
+
+def overrides(plan: list) -> list[str]:
+    """Warnings for what would hide a bake: drivers on a channel it writes (a driver wins over the
+    action) and object constraints on an object it keys (they move the baked pose)."""
+    out = []
+    for channels in plan:
+        ob = channels.obj
+        written = {(path, index) for path, index, _ in channels.curves}
+        anim = ob.animation_data
+        driven = sorted({(fc.data_path, fc.array_index) for fc in (anim.drivers if anim else ())
+                         if not fc.mute and (fc.data_path, fc.array_index) in written})
+        for path, index in driven:
+            label = _CHANNEL_LABELS.get(path, path)
+            axis = ("WXYZ" if path == "rotation_quaternion" else "XYZ")[index] if index < 4 else str(index)
+            out.append(f"a driver on '{ob.name}' {axis} {label} overrides the baked motion: mute or remove it")
+        if any(not c.mute for c in ob.constraints):
+            out.append(f"constraints on '{ob.name}' change the baked pose")
+    return out
 
 
 def _new_actions(plan: list, frames: np.ndarray) -> list:
@@ -554,16 +587,34 @@ def bake_channels(owner, plan: list, frames, scene=None) -> BakeResult:
     scene = scene or bpy.context.scene
     frames = np.asarray(frames, dtype=float)
     refs = _new_actions(plan, frames)
-    result = BakeResult(int(frames[0]), int(frames[-1]))
+    result = BakeResult(float(frames[0]), float(frames[-1]), warnings=overrides(plan))
     _commit_plan(owner, plan, refs, result)
     scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
     return result
 
 
+def trajectory_frames(trajectory, scene) -> tuple[float, float, np.ndarray]:
+    """(frame of time 0, frames a second, frames to key) of a trajectory: the frame range and frame rate
+    it was solved or simulated for (its stats), else the scene's rate from its Vehicle Motion start."""
+    from ..core.shot.frames import bake_frames, scene_fps
+    stats = trajectory.stats
+    fps = float(stats.get("fps") or scene_fps(scene.render.fps, scene.render.fps_base))
+    start = float(stats.get("frame_start", scene.vehicle_motion.frame_start))
+    t = np.asarray(trajectory.time, dtype=float)
+    end = start + (t[-1] - t[0]) * fps  # a run that stopped early (blew up) ends where it stopped
+    end = min(end, float(stats.get("frame_end", end)))
+    return start, fps, bake_frames(start, end)
+
+
+def bake_trajectory(obj, trajectory, scene=None, parts=()) -> BakeResult:
+    """Bake ``trajectory`` at the frames and frame rate it was made for (:func:`trajectory_frames`)."""
+    scene = scene or bpy.context.scene
+    start, fps, frames = trajectory_frames(trajectory, scene)
+    return bake(obj, trajectory, frame_start=start, fps=fps, frames=frames, scene=scene, parts=parts)
+
+
 def bake_stored(obj, scene=None) -> BakeResult:
-    """Bake the trajectory stored with ``obj`` at the scene's Vehicle Motion start frame."""
+    """Bake the trajectory stored with ``obj`` at the frames it was made for."""
     from . import storage
     scene = scene or bpy.context.scene
-    trajectory = storage.load(obj)
-    fps = scene.render.fps / scene.render.fps_base
-    return bake(obj, trajectory, frame_start=scene.vehicle_motion.frame_start, fps=fps, scene=scene)
+    return bake_trajectory(obj, storage.load(obj), scene)

@@ -177,10 +177,11 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
                                  description="Car: rolling inertia of the rear wheels and driveline; "
                                              "snakeboard: one foot plate with its wheels about its pivot (kg·m²)")
     # Car
-    wheel_radius: FloatProperty(name="Wheel Radius", unit="LENGTH", default=0.30, min=1e-3,
-                                description="Radius of the driven wheels (m)")
-    wheelbase: FloatProperty(name="Wheelbase", unit="LENGTH", default=2.55, min=1e-3,
-                             description="Distance between the front and rear axles (m)")
+    wheel_radius: FloatProperty(name="Wheel Radius (m)", default=0.30, min=1e-3,
+                                description="Radius of the driven wheels (metres, whatever the scene's Unit Scale)")
+    wheelbase: FloatProperty(name="Wheelbase (m)", default=2.55, min=1e-3,
+                             description="Distance between the front and rear axles (metres, whatever the "
+                                         "scene's Unit Scale)")
     yaw_inertia: FloatProperty(name="Yaw Inertia", default=1700.0, min=1e-6,
                                description="Moment of inertia about the vertical axis (kg·m²)")
     max_steering_angle: FloatProperty(name="Max Steering Angle", subtype="ANGLE",
@@ -192,8 +193,9 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
     max_torque: FloatProperty(name="Max Torque", default=2000.0, min=0.0,
                               description="Largest drive torque at the rear wheels (N·m)")
     # Snakeboard
-    half_wheelbase: FloatProperty(name="Half Wheelbase", unit="LENGTH", default=0.3, min=1e-3,
-                                  description="Distance from the board's centre to each wheel axle (m)")
+    half_wheelbase: FloatProperty(name="Half Wheelbase (m)", default=0.3, min=1e-3,
+                                  description="Distance from the board's centre to each wheel axle (metres, "
+                                              "whatever the scene's Unit Scale)")
     rotor_inertia: FloatProperty(name="Rotor Inertia", default=1.0, min=1e-6,
                                  description="Inertia of the rider's twisting torso and arms about the "
                                              "vertical; must be below mass × half wheelbase² (kg·m²)")
@@ -205,10 +207,12 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
     max_steering_torque: FloatProperty(name="Max Steering Torque", default=20.0, min=0.0,
                                        description="Largest torque turning the foot plates (N·m)")
     # Helicopter
-    main_rotor_offset: FloatProperty(name="Main Rotor Height", unit="LENGTH", default=1.2, min=1e-3,
-                                     description="Main rotor hub height above the centre of mass (m)")
-    tail_rotor_offset: FloatProperty(name="Tail Rotor Arm", unit="LENGTH", default=4.5, min=1e-3,
-                                     description="Tail rotor distance behind the centre of mass (m)")
+    main_rotor_offset: FloatProperty(name="Main Rotor Height (m)", default=1.2, min=1e-3,
+                                     description="Main rotor hub height above the centre of mass (metres, "
+                                                 "whatever the scene's Unit Scale)")
+    tail_rotor_offset: FloatProperty(name="Tail Rotor Arm (m)", default=4.5, min=1e-3,
+                                     description="Tail rotor distance behind the centre of mass (metres, "
+                                                 "whatever the scene's Unit Scale)")
     max_tilt: FloatProperty(name="Max Tilt", subtype="ANGLE", default=math.radians(10.0),
                             min=0.0, max=math.radians(89.0),
                             description="Largest main rotor tilt, pitch and roll")
@@ -329,10 +333,14 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
 
 
 class VehicleMotionSceneSettings(bpy.types.PropertyGroup):
+    use_frame_range: BoolProperty(
+        name="Own Frame Range", default=False,
+        description="Use Start and End below instead of the shot's own range: Solve spans the vehicle's "
+                    "first to last key, Simulate and secondary motion the scene's frame range")
     frame_start: IntProperty(name="Start", default=1, min=0,
-                             description="Frame at which the motion starts")
+                             description="Frame at which the motion starts (with Own Frame Range)")
     frame_end: IntProperty(name="End", default=250, min=0,
-                           description="Frame at which the motion ends")
+                           description="Frame at which the motion ends (with Own Frame Range)")
     steps_per_frame: IntProperty(name="Steps per Frame", default=2, min=1, max=1000,
                                  description="Integrator steps between two frames")
     integrator: EnumProperty(

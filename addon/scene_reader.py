@@ -49,14 +49,21 @@ import mathutils
 import numpy as np
 
 from ..core.errors import VehicleMotionError
+from ..core.shot.frames import FrameMap, bake_frames, fmt_frame, same_frame, scene_fps, shot_range
+from ..core.shot.geometry import MIN_SIZE, ObstacleShape, fit_shape, floats, polar, quaternion_of, yaw
+from ..core.shot.plan import (KIND_LABELS, MAX_STEPS, TIMED_KINDS, Constraint, KeyPose, Problem, Segment,
+                              ShotError, ShotInput, ShotSettings, check_steps, plan)
 from . import action_compat
 from .properties import CHILD_ROLES, CHILD_ROLES_BY_TYPE, CORE_VEHICLE_NAMES
 
 OBSTACLE_COLLECTION = "Obstacles"
 _OBSTACLE_COLLECTION_NAME = re.compile(r"^Obstacles(\.\d+)?$")
 PLANAR = frozenset({"CAR", "SNAKEBOARD"})
+# The parts whose motion the bake writes besides the body's (steering knuckles are optional: the
+# front wheels steer themselves without them); a vehicle without them is a proxy.
+MOVING_PARTS = {"CAR": ("wheel_rear_left", "wheel_rear_right", "wheel_front_left", "wheel_front_right"),
+                "SNAKEBOARD": ("truck_front", "truck_rear"), "HELICOPTER": ("main_rotor", "tail_rotor")}
 SOLVABLE = frozenset({"CAR", "SNAKEBOARD", "HELICOPTER", "BOAT"})
-REQUIRED_ROLES = {"CAR": ("wheel_rear_left", "wheel_rear_right", "wheel_front_left", "wheel_front_right")}
 # The object types whose evaluated geometry Object.to_mesh() converts (bpy 4.5 and 5.0; every
 # other type raises "Object does not have geometry data").
 MESH_TYPES = frozenset({"MESH", "CURVE", "SURFACE", "FONT", "META"})
@@ -66,10 +73,8 @@ NO_GEOMETRY_TYPES = frozenset({"EMPTY", "LIGHT", "CAMERA", "ARMATURE", "LATTICE"
 TYPE_LABELS = {"FONT": "text", "META": "metaball", "CURVES": "hair curves object", "POINTCLOUD": "point cloud",
                "GREASEPENCIL": "grease pencil object", "GPENCIL": "grease pencil object",
                "LIGHT_PROBE": "light probe"}
-MAX_STEPS = 20_000
 MAX_DISTANCE = 1e6   # m: positions within 1000 km of the world origin
 MAX_SPEED = 1e4      # m/s: speeds up to 10 km/s
-MIN_SIZE = 1e-6      # m: the thinnest half thickness of an obstacle; smaller in every direction: no size
 
 LOCATION_PATHS = frozenset({"location", "delta_location"})
 ROTATION_PATHS = frozenset({"rotation_euler", "rotation_quaternion", "rotation_axis_angle",
@@ -77,7 +82,7 @@ ROTATION_PATHS = frozenset({"rotation_euler", "rotation_quaternion", "rotation_a
 SCALE_PATHS = frozenset({"scale", "delta_scale"})
 SPEED_PATH = "vehicle_motion.speed"
 
-# [vehicle] keys of core's readers per vehicle type; lengths are converted with scale_length.
+# [vehicle] keys of core's readers per vehicle type (SI units: lengths in metres, whatever the Unit Scale).
 VEHICLE_KEYS: dict[str, tuple[str, ...]] = {
     "CAR": ("mass", "wheel_inertia", "yaw_inertia", "wheel_radius", "wheelbase", "max_steering_angle",
             "max_steering_rate", "max_torque"),
@@ -88,7 +93,6 @@ VEHICLE_KEYS: dict[str, tuple[str, ...]] = {
     "BOAT": ("mass", "inertia", "max_thrust"),
     "RIGID_BODY": ("mass", "inertia", "gravity"),
 }
-LENGTH_KEYS = frozenset({"wheel_radius", "wheelbase", "half_wheelbase", "main_rotor_offset", "tail_rotor_offset"})
 BOAT_THRUSTERS = 2  # the default hull's two transom thrusters (core.scenario.boat)
 
 # Control channels (custom properties keyed on the vehicle) for Simulate, and their limits.
@@ -100,203 +104,13 @@ CONTROL_CHANNELS: dict[str, tuple[str, ...]] = {
     "RIGID_BODY": (),
 }
 
-KIND_LABELS = {"PASS_THROUGH": "pass-through", "STOP": "stop", "LAND": "landing",
-               "KEEP_OUT": "keep-out", "SPEED_LIMIT": "speed limit", "KEY": "key"}
-TIMED_KINDS = frozenset({"PASS_THROUGH", "STOP", "LAND"})
 
 
-class SceneError(VehicleMotionError):
+class SceneError(ShotError):
     """The scene cannot become a problem; the message names the object or frame."""
 
 
 # ----------------------------------------------------------------------------- plain results
-
-@dataclass
-class FrameMap:
-    """Frames ↔ trajectory time, world (Blender units) ↔ solve coordinates (metres)."""
-    frame_start: int
-    frame_end: int
-    fps: float
-    steps_per_frame: int
-    scale: float = 1.0                                          # unit_settings.scale_length
-    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)        # world point at the solve origin
-
-    @property
-    def frames(self) -> int:
-        return self.frame_end - self.frame_start
-
-    @property
-    def steps(self) -> int:
-        return self.frames * self.steps_per_frame
-
-    @property
-    def duration(self) -> float:
-        return self.frames / self.fps
-
-    @property
-    def dt(self) -> float:
-        return 1.0 / (self.fps * self.steps_per_frame)
-
-    def time(self, frame: float) -> float:
-        return (frame - self.frame_start) / self.fps
-
-    def frame(self, time: float) -> float:
-        return self.frame_start + time * self.fps
-
-    def to_solve(self, p) -> np.ndarray:
-        return (np.asarray(p, dtype=float) - np.asarray(self.offset)) * self.scale
-
-    def to_world(self, p) -> np.ndarray:
-        return np.asarray(p, dtype=float) / self.scale + np.asarray(self.offset)
-
-    def trajectory_to_world(self, trajectory):
-        """A copy of a solve-space trajectory in world coordinates (Blender units)."""
-        from ..core.trajectory import Trajectory
-        t = trajectory
-        stats = dict(t.stats)
-        stats.update(frame_start=self.frame_start, fps=self.fps, scale_length=self.scale,
-                     world_offset=list(self.offset))
-        scale_or_none = (lambda a: None if a is None else np.asarray(a, dtype=float) / self.scale)
-        return Trajectory(
-            time=np.array(t.time, dtype=float), position=self.to_world(t.position),
-            orientation=np.array(t.orientation, dtype=float),
-            angular_velocity=np.array(t.angular_velocity, dtype=float),
-            linear_velocity=np.asarray(t.linear_velocity, dtype=float) / self.scale,
-            momentum_angular=t.momentum_angular, momentum_linear=scale_or_none(t.momentum_linear),
-            heading=None if t.heading is None else np.array(t.heading, dtype=float),
-            shape={k: np.array(v, dtype=float) for k, v in t.shape.items()},
-            controls={k: np.array(v, dtype=float) for k, v in t.controls.items()},
-            series=dict(t.series), stats=stats, vehicle=t.vehicle)
-
-
-@dataclass
-class ObstacleShape:
-    """A keep-out shape in world coordinates (Blender units)."""
-    name: str
-    kind: str                               # "sphere" | "box" | "capsule"
-    center: np.ndarray
-    radius: float = 0.0
-    half_extents: np.ndarray | None = None
-    rotation: np.ndarray | None = None      # box: columns are its axes in world
-    a: np.ndarray | None = None
-    b: np.ndarray | None = None
-    margin: float = 0.0
-    source: str = "obstacle"                # "obstacle" | "keep-out"
-
-    def distance(self, p) -> np.ndarray:
-        """Signed distance (negative inside) of world points p (..., 3)."""
-        p = np.asarray(p, dtype=float)
-        if self.kind == "sphere":
-            return np.linalg.norm(p - self.center, axis=-1) - self.radius
-        if self.kind == "capsule":
-            ab = self.b - self.a
-            t = np.clip(((p - self.a) @ ab) / float(ab @ ab), 0.0, 1.0)
-            return np.linalg.norm(p - (self.a + t[..., None] * ab), axis=-1) - self.radius
-        q = np.abs((p - self.center) @ self.rotation) - self.half_extents
-        outside = np.linalg.norm(np.maximum(q, 0.0), axis=-1)
-        return outside + np.minimum(np.max(q, axis=-1), 0.0)
-
-    def volume(self) -> float:
-        if self.kind == "sphere":
-            return 4.0 / 3.0 * math.pi * self.radius ** 3
-        if self.kind == "capsule":
-            return math.pi * self.radius ** 2 * float(np.linalg.norm(self.b - self.a)) \
-                + 4.0 / 3.0 * math.pi * self.radius ** 3
-        return 8.0 * float(np.prod(self.half_extents))
-
-    def label(self) -> str:
-        return f"{self.source} '{self.name}'"
-
-    def table(self, fm: FrameMap) -> dict:
-        """The ``[[obstacles]]`` entry (metres, solve coordinates)."""
-        s = fm.scale
-        out: dict = {"type": self.kind, "margin": self.margin * s}
-        if self.kind == "sphere":
-            out.update(center=_floats(fm.to_solve(self.center)), radius=max(self.radius * s, MIN_SIZE))
-        elif self.kind == "box":
-            q = mathutils.Matrix(self.rotation.tolist()).to_quaternion().normalized()
-            out.update(center=_floats(fm.to_solve(self.center)),
-                       half_extents=_floats(np.maximum(self.half_extents * s, MIN_SIZE)),
-                       orientation=_unit_quaternion(q))
-        else:
-            out.update(a=_floats(fm.to_solve(self.a)), b=_floats(fm.to_solve(self.b)),
-                       radius=max(self.radius * s, MIN_SIZE))
-        return out
-
-
-@dataclass
-class Constraint:
-    """One requirement found in the scene (for the panel list, messages and checks)."""
-    name: str                   # the object it comes from
-    kind: str                   # KEY, PASS_THROUGH, STOP, LAND, KEEP_OUT, SPEED_LIMIT
-    frame: float | None         # None: whole shot
-    position: np.ndarray | None = None   # world
-    radius: float = 0.0                  # world units
-    heading: float | None = None
-    orientation: tuple | None = None     # (w, x, y, z) for SE(3) keys
-    speed: float | None = None           # world units / s
-    speed_limit: float | None = None
-    forward: np.ndarray | None = None    # world direction of the body X axis (velocity direction)
-
-    def describe(self) -> str:
-        what = KIND_LABELS.get(self.kind, self.kind.lower())
-        when = "whole shot" if self.frame is None else f"frame {_fmt_frame(self.frame)}"
-        if self.kind == "KEY":
-            return f"key of '{self.name}' at {when}"
-        return f"{what} '{self.name}' ({when})"
-
-
-@dataclass
-class Segment:
-    """One solve: frames [frame_start, frame_end] and its scenario (``start`` of a segment
-    after the first is filled from the previous segment's end state by addon.solving)."""
-    frame_start: int
-    frame_end: int
-    scenario: dict
-    waypoint_labels: list[str] = field(default_factory=list)
-    continues: bool = False
-
-
-@dataclass
-class Problem:
-    vehicle: str
-    vehicle_type: str
-    core_type: str
-    frame_map: FrameMap
-    segments: list[Segment]
-    constraints: list[Constraint]
-    obstacles: list[ObstacleShape]
-    spheres: np.ndarray                 # (S, 4) body frame, metres
-    warnings: list[str] = field(default_factory=list)
-    time_limit_s: float = 60.0
-
-    @property
-    def scenario(self) -> dict:
-        """The scenario of a problem that is one segment."""
-        return self.segments[0].scenario
-
-    def describe(self, message: str, segment: Segment | None = None) -> str:
-        """A core message with its scenario labels turned into object names and frames."""
-        segment = segment or self.segments[0]
-        spf = self.frame_map.steps_per_frame
-
-        def obstacle(m):
-            i = int(m.group(1)) - 1
-            return self.obstacles[i].label() if 0 <= i < len(self.obstacles) else m.group(0)
-
-        def waypoint(m):
-            i = int(m.group(1)) - 1
-            labels = segment.waypoint_labels
-            return labels[i] if 0 <= i < len(labels) else m.group(0)
-
-        def node(m):
-            return f"frame {_fmt_frame(segment.frame_start + int(m.group(2)) / spf)}"
-
-        message = re.sub(r"obstacle #(\d+) \(\w+\)", obstacle, message)
-        message = re.sub(r"waypoint #(\d+)", waypoint, message)
-        message = re.sub(r"\b(node|step) (\d+)", node, message)
-        return message
-
 
 @dataclass
 class SimulationProblem:
@@ -308,20 +122,6 @@ class SimulationProblem:
 
 
 # ----------------------------------------------------------------------------- small helpers
-
-def _floats(v) -> list[float]:
-    return [float(x) for x in np.asarray(v, dtype=float).reshape(-1)]
-
-
-def _unit_quaternion(q) -> list[float]:
-    w = [float(x) for x in q]
-    n = math.sqrt(sum(x * x for x in w))
-    return [x / n for x in w]
-
-
-def _fmt_frame(frame: float) -> str:
-    return f"{frame:g}" if abs(frame - round(frame)) > 1e-6 else str(int(round(frame)))
-
 
 def _a(word: str) -> str:
     return f"{'an' if word[0] in 'aeiou' else 'a'} {word}"
@@ -381,13 +181,13 @@ def check_keys(obj, fcurves, scale: float) -> None:
     frame, path, index, value, unit = min(bad, key=lambda b: b[:3])
     shown = f"{value * scale:.3g} {unit}" if unit and math.isfinite(value) else f"{value:g}"
     why = _range_text(unit) if math.isfinite(value) else "not a finite number"
-    raise SceneError(f"'{obj.name}' is keyed at {_channel(path, index)} = {shown} at frame {_fmt_frame(frame)}, "
+    raise SceneError(f"'{obj.name}' is keyed at {_channel(path, index)} = {shown} at frame {fmt_frame(frame)}, "
                      f"out of range ({why}): fix that key")
 
 
 def check_pose(obj, m: np.ndarray, frame: float | None, scale: float) -> None:
     """Refuse a world matrix that is not finite or a position beyond ``MAX_DISTANCE``."""
-    when = "" if frame is None else f" at frame {_fmt_frame(frame)}"
+    when = "" if frame is None else f" at frame {fmt_frame(frame)}"
     parent = f" or its parent '{obj.parent.name}'" if obj.parent is not None else ""
     if not np.all(np.isfinite(m)):
         raise SceneError(f"'{obj.name}' has a transform that is not a finite number{when}: fix its location, "
@@ -396,30 +196,6 @@ def check_pose(obj, m: np.ndarray, frame: float | None, scale: float) -> None:
     if distance > MAX_DISTANCE:
         raise SceneError(f"'{obj.name}' is {distance:.3g} m from the world origin{when}, out of range "
                          f"({_range_text('m')}): move it{parent}")
-
-
-def _polar(m3: np.ndarray) -> np.ndarray:
-    """The rotation nearest to a 3×3 matrix (removes scale and shear). A mirroring matrix (negative
-    scale, det < 0) has no nearest rotation (every one is as near when the scale is uniform): it
-    gives the rotation of its axes with Y reversed, so X (forward) and Z (up) keep their world
-    directions and an obstacle's box keeps the object's axes."""
-    m3 = np.array(m3, dtype=float)
-    if np.linalg.det(m3) < 0:
-        m3[:, 1] *= -1
-    u, _, vt = np.linalg.svd(m3)
-    r = u @ vt
-    if np.linalg.det(r) < 0:
-        u[:, -1] *= -1
-        r = u @ vt
-    return r
-
-
-def _yaw(r: np.ndarray) -> float:
-    return math.atan2(r[1, 0], r[0, 0])
-
-
-def _quaternion(r: np.ndarray) -> tuple:
-    return tuple(_unit_quaternion(mathutils.Matrix(r.tolist()).to_quaternion()))
 
 
 def _is_animated(ob) -> bool:
@@ -599,63 +375,6 @@ def _world_vertices(obj, depsgraph) -> np.ndarray:
     return co @ m[:3, :3].T + m[:3, 3]
 
 
-def _box_in_frame(v: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Centre (world) and half extents of the box with axes r (columns) holding v."""
-    local = v @ r
-    lo, hi = local.min(axis=0), local.max(axis=0)
-    return r @ (0.5 * (lo + hi)), 0.5 * (hi - lo)
-
-
-def fit_shape(name: str, v: np.ndarray, shape: str, frame_hint: np.ndarray | None = None,
-              margin: float = 0.0, min_half: float = 0.0) -> ObstacleShape:
-    """The sphere, oriented box or capsule (``shape``: SPHERE, BOX, CAPSULE, or AUTO for the
-    smallest) that holds the points v (N, 3); the box's axes (a proper rotation, det +1) are the
-    object's (frame_hint) or the points' principal axes, whichever gives the smaller box (for
-    flat points, of zero volume either way, the one with the smaller sides). Flat points (a
-    plane, a line) are a box or capsule of zero thickness across them: every half extent and
-    radius is at least ``min_half``, so no distance divides by a zero size."""
-    frames = []
-    if frame_hint is not None:
-        frames.append(frame_hint)
-    if len(v) >= 3:
-        cov = np.cov((v - v.mean(axis=0)).T)
-        _, vecs = np.linalg.eigh(cov)
-        if np.linalg.det(vecs) < 0:
-            vecs[:, 0] *= -1
-        frames.append(vecs)
-    if not frames:
-        frames.append(np.eye(3))
-    best = None
-    for r in frames:
-        c, e = _box_in_frame(v, r)
-        if best is None or np.prod(e) < np.prod(best[2]) - 1e-12 or \
-                (np.prod(e) <= np.prod(best[2]) + 1e-12 and np.sum(e) < np.sum(best[2]) * (1.0 - 1e-9)):
-            best = (r, c, e)
-    r, c, e = best
-    box = ObstacleShape(name, "box", c, half_extents=np.maximum(e, min_half), rotation=r, margin=margin)
-    sphere = ObstacleShape(name, "sphere", c, radius=max(float(np.max(np.linalg.norm(v - c, axis=1))), min_half),
-                           margin=margin)
-    # capsule along the box's longest axis through its centre (a segment's: radius 0, then min_half)
-    axis = r[:, int(np.argmax(e))]
-    rel = v - c
-    t = rel @ axis
-    radial = np.linalg.norm(rel - t[:, None] * axis, axis=1)
-    rad = float(np.max(radial))
-    half = float(np.max(np.abs(t) - np.sqrt(np.maximum(rad * rad - radial * radial, 0.0))))
-    capsule = None
-    if half > 1e-9 * max(rad, 1.0):
-        capsule = ObstacleShape(name, "capsule", c, radius=max(rad, min_half), a=c - half * axis, b=c + half * axis,
-                                margin=margin)
-    if shape == "SPHERE":
-        return sphere
-    if shape == "BOX":
-        return box
-    if shape == "CAPSULE":
-        return capsule or sphere
-    candidates = [s for s in (sphere, box, capsule) if s is not None]
-    return min(candidates, key=lambda s: s.volume())
-
-
 # ----------------------------------------------------------------------------- the reader
 
 class _Reader:
@@ -669,26 +388,38 @@ class _Reader:
         self.core_type = CORE_VEHICLE_NAMES[self.vtype]
         self.planar = self.vtype in PLANAR
         self.scale = float(scene.unit_settings.scale_length) or 1.0
-        self.fm = self._frame_map()
-        self.pose = _Pose(vehicle, guard)
         self.fcurves = [fc for fc in _fcurves(vehicle) if not fc.mute]
+        self.pose = _Pose(vehicle, guard)
+        self.fm: FrameMap | None = None
 
     # -- frames ------------------------------------------------------------------------------
-    def _frame_map(self) -> FrameMap:
-        s = self.settings
+    def fps(self) -> float:
         render = self.scene.render
-        fps = render.fps / render.fps_base
-        if s.frame_end <= s.frame_start:
-            raise SceneError(f"the frame range is empty: Start {s.frame_start}, End {s.frame_end} "
-                             "(Scene › Vehicle Motion): End must be after Start")
-        fm = FrameMap(s.frame_start, s.frame_end, fps, s.steps_per_frame, self.scale)
-        if fm.steps < 2:
-            raise SceneError(f"frames {s.frame_start}–{s.frame_end} give {fm.steps} step; "
-                             "raise Steps per Frame or End (at least 2 steps)")
-        if fm.steps > MAX_STEPS:
-            raise SceneError(f"frames {s.frame_start}–{s.frame_end} × {s.steps_per_frame} steps per frame "
-                             f"= {fm.steps} steps; the most a solve takes is {MAX_STEPS}")
+        return scene_fps(render.fps, render.fps_base)
+
+    def override(self) -> tuple[int, int] | None:
+        s = self.settings
+        return (s.frame_start, s.frame_end) if s.use_frame_range else None
+
+    def frame_map(self, start: float, end: float) -> FrameMap:
+        fm = FrameMap(start, end, self.fps(), self.settings.steps_per_frame, self.scale)
+        check_steps(fm)
         return fm
+
+    def solve_range(self, key_frames: list[float]) -> tuple[float, float]:
+        """The vehicle's first to last key (clipped to the scene's range), or the add-on's own range."""
+        scene = self.scene
+        try:
+            start, end, warnings = shot_range(key_frames, (scene.frame_start, scene.frame_end), self.override())
+        except ShotError:
+            raise
+        except VehicleMotionError as exc:
+            raise SceneError(f"'{self.obj.name}': {exc}") from None
+        self.warnings.extend(f"'{self.obj.name}': {w}" for w in warnings)
+        return start, end
+
+    def scene_range(self) -> tuple[float, float]:
+        return simulation_range(self.scene)
 
     # -- vehicle ------------------------------------------------------------------------------
     def check_parameters(self) -> None:
@@ -721,18 +452,17 @@ class _Reader:
             elif key == "gravity":
                 value = bool(value)
             else:
-                value = float(value) * (self.scale if key in LENGTH_KEYS else 1.0)
+                value = float(value)  # vehicle dimensions are metres, whatever the Unit Scale
             out[key] = value
         return out
 
     def check_parts(self) -> None:
         s = self.obj.vehicle_motion
         family = set(_descendants(self.obj))
-        for role in REQUIRED_ROLES.get(self.vtype, ()):
-            if getattr(s, role) is None:
-                label = CHILD_ROLES[role][0]
-                raise SceneError(f"'{self.obj.name}' has no {label} object: set it in Vehicle › Parts "
-                                 "(the bake turns the wheels)")
+        missing = [CHILD_ROLES[role][0] for role in MOVING_PARTS.get(self.vtype, ()) if getattr(s, role) is None]
+        if missing:  # a proxy (layout before the model exists): the body moves, the parts it lacks do not
+            self.warnings.append(f"'{self.obj.name}' has no {', '.join(missing)} object"
+                                 f"{'s' if len(missing) > 1 else ''} (Vehicle › Parts): the bake moves its body only")
         for role in CHILD_ROLES_BY_TYPE[self.vtype]:
             child = getattr(s, role)
             if child is None:
@@ -751,7 +481,7 @@ class _Reader:
         depsgraph = bpy.context.evaluated_depsgraph_get()
         m = np.array(obj.evaluated_get(depsgraph).matrix_world)
         check_pose(obj, m, self.scene.frame_current, self.scale)
-        r = _polar(m[:3, :3])
+        r = polar(m[:3, :3])
         parts = [ob for ob in [obj, *_descendants(obj)] if ob.type in MESH_TYPES]
         verts = [_world_vertices(ob, depsgraph) for ob in parts]
         verts = [v for v in verts if len(v)]
@@ -777,32 +507,50 @@ class _Reader:
         return np.array(rows)
 
     # -- keys --------------------------------------------------------------------------------
-    def keys(self) -> tuple[list[float], set[float], set[float]]:
-        """(keyed frames, frames with a rotation key, frames with a speed key)."""
+    def key_frames(self) -> list[float]:
+        """Every frame at which the vehicle's transform or speed is keyed."""
         transform = LOCATION_PATHS | ROTATION_PATHS | SCALE_PATHS
         frames = sorted(_key_frames(self.fcurves, transform | {SPEED_PATH}))
         name = self.obj.name
         if not frames:
-            raise SceneError(f"'{name}' has no keyframes: key its location at the start frame "
-                             f"{self.fm.frame_start} and at the goal")
+            raise SceneError(f"'{name}' has no keyframes: key its location at the start and at the goal")
         if len(frames) == 1:
-            raise SceneError(f"'{name}' has a single keyframe (frame {_fmt_frame(frames[0])}): key its goal "
+            raise SceneError(f"'{name}' has a single keyframe (frame {fmt_frame(frames[0])}): key its goal "
                              "pose too (at least a start and a goal keyframe)")
+        return frames
+
+    def keys(self, frames: list[float]) -> list[KeyPose]:
+        """The vehicle's pose at each keyed frame inside the range (and at its start frame)."""
         fs, fe = self.fm.frame_start, self.fm.frame_end
+        name = self.obj.name
         if frames[0] > fs + 1e-6:
-            raise SceneError(f"'{name}' is first keyed at frame {_fmt_frame(frames[0])}, after the start frame "
-                             f"{fs} (Scene › Vehicle Motion › Start): key its start pose at frame {fs}")
-        outside = [f for f in frames if f < fs - 1e-6 or f > fe + 1e-6]
-        if outside:
-            self.warnings.append(f"keys of '{name}' at frames {', '.join(_fmt_frame(f) for f in outside)} are "
-                                 f"outside frames {fs}–{fe} and ignored")
+            raise SceneError(f"'{name}' is first keyed at frame {fmt_frame(frames[0])}, after the start frame "
+                             f"{fmt_frame(fs)} (Vehicle Motion › Frame Range): key its start pose at frame "
+                             f"{fmt_frame(fs)}")
+        if self.settings.use_frame_range:
+            outside = [f for f in frames if f < fs - 1e-6 or f > fe + 1e-6]
+            if outside:
+                self.warnings.append(f"keys of '{name}' at frames {', '.join(fmt_frame(f) for f in outside)} are "
+                                     f"outside frames {fmt_frame(fs)}–{fmt_frame(fe)} and ignored")
         inside = [f for f in frames if fs - 1e-6 <= f <= fe + 1e-6]
-        return inside, _key_frames(self.fcurves, ROTATION_PATHS), _key_frames(self.fcurves, {SPEED_PATH})
+        if not inside or not same_frame(inside[0], fs):
+            inside = [fs] + inside  # keyed before Start: the pose there is the start
+        rot_keys = _key_frames(self.fcurves, ROTATION_PATHS)
+        speed_keys = _key_frames(self.fcurves, {SPEED_PATH})
+        out = []
+        for f in inside:
+            p, r = self.vehicle_pose(f)
+            first = f is inside[0]
+            keyed_speed = any(same_frame(f, k) for k in speed_keys)
+            out.append(KeyPose(f, p, r, rotation_keyed=any(same_frame(f, k) for k in rot_keys),
+                               speed=_speed_at(self.obj, f) if (first or keyed_speed) else None,
+                               euler_heading=self.pose.euler_heading(f)))
+        return out
 
     def vehicle_pose(self, frame: float) -> tuple[np.ndarray, np.ndarray]:
         m = self.pose.world(frame)
         check_pose(self.obj, m, frame, self.scale)
-        return m[:3, 3].copy(), _polar(m[:3, :3])
+        return m[:3, 3].copy(), polar(m[:3, :3])
 
     # -- constraint empties -------------------------------------------------------------------
     def empties(self) -> list[Constraint]:
@@ -842,7 +590,7 @@ class _Reader:
             pose = _Pose(ob, self.guard)
             for frame in frames:
                 if frame is not None and (frame < fs - 1e-6 or frame > fe + 1e-6):
-                    self.warnings.append(f"{label} '{ob.name}' at frame {_fmt_frame(frame)} is outside frames "
+                    self.warnings.append(f"{label} '{ob.name}' at frame {fmt_frame(frame)} is outside frames "
                                          f"{fs}–{fe} and ignored")
                     continue
                 m = pose.world(fs if frame is None else frame)
@@ -857,9 +605,9 @@ class _Reader:
                                      f"{_vector_text(np.linalg.norm(m[:3, :3], axis=0))}): give it a size")
                 c = Constraint(ob.name, kind, None if kind in ("KEEP_OUT", "SPEED_LIMIT") else frame,
                                position=m[:3, 3].copy(), radius=size)
-                c.forward = _polar(m[:3, :3])[:, 0]
+                c.forward = polar(m[:3, :3])[:, 0]
                 if kind == "LAND":
-                    c.heading = _yaw(_polar(m[:3, :3]))
+                    c.heading = yaw(polar(m[:3, :3]))
                     c.speed = 0.0
                 elif kind == "STOP":
                     c.speed = 0.0
@@ -939,7 +687,7 @@ class _Reader:
             if not margin * self.scale <= MAX_DISTANCE:
                 raise SceneError(f"obstacle '{ob.name}' has a margin of {margin * self.scale:.3g} m, out of range "
                                  f"({_range_text('m')}): lower its Margin (Constraint / Obstacle panel)")
-            shapes.append(fit_shape(ob.name, v, s.obstacle_shape, _polar(m[:3, :3]), margin,
+            shapes.append(fit_shape(ob.name, v, s.obstacle_shape, polar(m[:3, :3]), margin,
                                     min_half=MIN_SIZE / self.scale))
         return shapes
 
@@ -995,271 +743,64 @@ class _Reader:
             raise SceneError(f"obstacle '{ob.name}' has no size (it spans {span:.3g} m; {scale}): give it a size "
                              f"along at least one axis, or remove it from the {OBSTACLE_COLLECTION} collection")
 
-    # -- checks -------------------------------------------------------------------------------
-    def sphere_centres(self, position: np.ndarray, r: np.ndarray, spheres: np.ndarray) -> np.ndarray:
-        return position + (spheres[:, :3] / self.scale) @ r.T
-
-    def check_pose_clear(self, what: str, position, r, spheres, obstacles) -> None:
-        if not len(spheres):
-            return
-        centres = self.sphere_centres(np.asarray(position), r, spheres)
-        radii = spheres[:, 3] / self.scale
-        for ob in obstacles:
-            clearance = float(np.min(ob.distance(centres) - radii))
-            if clearance < ob.margin - 1e-9:
-                inside = "inside" if clearance < 0 else "closer than its margin to"
-                raise SceneError(f"{what} is {inside} {ob.label()} (clearance {clearance * self.scale:.3g} m, "
-                                 f"margin {ob.margin * self.scale:.3g} m): move the key or the obstacle")
-
-    def check_contradictions(self, points: list[Constraint], limit: float | None, start_speed: float,
-                             goal_speed: float | None, obstacles) -> None:
-        timed = sorted((c for c in points if c.frame is not None), key=lambda c: c.frame)
-        for i, a in enumerate(timed):
-            for b in timed[i + 1:]:
-                if abs(a.frame - b.frame) > 1e-6:
-                    break
-                gap = float(np.linalg.norm(a.position - b.position))
-                if gap > a.radius + b.radius + 1e-9:
-                    raise SceneError(f"contradictory constraints at frame {_fmt_frame(a.frame)}: {a.describe()} and "
-                                     f"{b.describe()} are {gap * self.scale:.3g} m apart")
-                if a.heading is not None and b.heading is not None and \
-                        abs(math.remainder(a.heading - b.heading, math.tau)) > 1e-3:
-                    raise SceneError(f"contradictory constraints at frame {_fmt_frame(a.frame)}: {a.describe()} and "
-                                     f"{b.describe()} ask for different headings")
-        for c in timed:
-            if c.kind == "KEY":
-                continue
-            for ob in obstacles:
-                d = float(ob.distance(c.position[None])[0])
-                if d < -c.radius:
-                    raise SceneError(f"contradictory constraints: {c.describe()} lies inside {ob.label()}")
-        if limit is None:
-            return
-        if abs(start_speed) > limit + 1e-9:
-            raise SceneError(f"contradictory constraints: '{self.obj.name}' starts at "
-                             f"{start_speed * self.scale:.3g} m/s but the speed limit is {limit * self.scale:.3g} m/s")
-        if goal_speed is not None and abs(goal_speed) > limit + 1e-9:
-            raise SceneError(f"contradictory constraints: '{self.obj.name}' is keyed to {goal_speed * self.scale:.3g} "
-                             f"m/s at the goal but the speed limit is {limit * self.scale:.3g} m/s")
-        for a, b in zip(timed, timed[1:]):
-            dt = (b.frame - a.frame) / self.fm.fps
-            if dt <= 0:
-                continue
-            need = (float(np.linalg.norm(b.position - a.position)) - a.radius - b.radius) / dt
-            if need > limit + 1e-9:
-                raise SceneError(f"contradictory constraints: from {a.describe()} to {b.describe()} needs at least "
-                                 f"{need * self.scale:.3g} m/s, over the speed limit of {limit * self.scale:.3g} m/s")
-
     # -- the problem --------------------------------------------------------------------------
     def problem(self) -> Problem:
-        obj, fm = self.obj, self.fm
+        """Gather the shot (keys, empties, obstacles, the vehicle) and plan it (core.shot)."""
+        obj = self.obj
         if self.vtype not in SOLVABLE:
             raise SceneError(f"'{obj.name}' is a {self.vtype.replace('_', ' ').lower()}: Solve plans vehicles "
                              "(car, snakeboard, helicopter, boat); use Simulate")
-        self.check_parts()
-        self.check_parameters()
-        frames, rot_keys, speed_keys = self.keys()
-        check_keys(obj, self.fcurves, self.scale)
-        fs, fe = fm.frame_start, fm.frame_end
-
-        start_pos, start_r = self.vehicle_pose(fs)
-        if self.planar:
-            fm.offset = (0.0, 0.0, float(start_pos[2]))
-            tilt = math.degrees(math.acos(max(-1.0, min(1.0, start_r[2, 2]))))
-            if tilt > 0.5:
-                self.warnings.append(f"'{obj.name}' is tilted {tilt:.1f}° at frame {fs}; a "
-                                     f"{self.vtype.lower()} moves flat, so only its heading is used")
-        spheres = self.collision_spheres()
-        obstacles = self.obstacles()
-        empties = self.empties()
-        keep_out = [ObstacleShape(c.name, "sphere", c.position, radius=c.radius, source="keep-out")
-                    for c in empties if c.kind == "KEEP_OUT"]
-        all_obstacles = obstacles + keep_out
-        limits = [c.speed_limit for c in empties if c.kind == "SPEED_LIMIT"]
-        limit = min(limits) if limits else None
-
-        # the vehicle's own keys
-        tol = self.settings.key_tolerance
-        keys: list[Constraint] = []
-        for f in frames:
-            p, r = self.vehicle_pose(f)
-            c = Constraint(obj.name, "KEY", f, position=p, radius=0.0 if f in (fs, fe) else tol, forward=r[:, 0])
-            if f in rot_keys or f == fs:
-                c.heading = _yaw(r)
-                c.orientation = _quaternion(r)
-            if f in speed_keys or f == fs:
-                c.speed = _speed_at(obj, f)
-            if self.planar and abs(p[2] - start_pos[2]) > tol:
-                self.warnings.append(f"'{obj.name}' is keyed at height {p[2]:.3g} at frame {_fmt_frame(f)}; a "
-                                     f"{self.vtype.lower()} drives at its start height {start_pos[2]:.3g}")
-            self.check_pose_clear(f"'{obj.name}' at frame {_fmt_frame(f)}", p, r, spheres, all_obstacles)
-            keys.append(c)
-        start = keys[0]
-        if abs(start.frame - fs) > 1e-6:  # keyed before Start: the pose there is the start
-            p, r = self.vehicle_pose(fs)
-            start = Constraint(obj.name, "KEY", float(fs), position=p, heading=_yaw(r), orientation=_quaternion(r),
-                               speed=_speed_at(obj, fs), forward=r[:, 0])
-            keys = [start] + [k for k in keys if k.frame > fs + 1e-6]
-            self.check_pose_clear(f"'{obj.name}' at frame {fs}", p, r, spheres, all_obstacles)
-        for k in keys[1:]:
-            if k.speed is not None and k.frame < fe - 1e-6:
-                self.warnings.append(f"the speed keyed on '{obj.name}' at frame {_fmt_frame(k.frame)} is not imposed "
-                                     "(only at the start and the goal; use a Stop Here empty to stop)")
-                k.speed = None
-            if k.orientation is not None and not self.planar and k.frame < fe - 1e-6:
-                self.warnings.append(f"only the heading of the rotation keyed on '{obj.name}' at frame "
-                                     f"{_fmt_frame(k.frame)} is imposed")
-        self._unwrap_headings(keys, empties)
-
-        goal_key = keys[-1] if abs(keys[-1].frame - fe) < 1e-6 else None
-        timed = [c for c in empties if c.kind in TIMED_KINDS]
-        self.check_contradictions(keys + timed, limit, start.speed or 0.0,
-                                  goal_key.speed if goal_key is not None else None, all_obstacles)
-        for c in timed:  # constraints at the start frame must agree with the start
-            if abs(c.frame - fs) < 1e-6 and c.speed == 0.0 and abs(start.speed or 0.0) > 1e-9:
-                raise SceneError(f"contradictory constraints: {c.describe()} asks '{obj.name}' to be at rest at the "
-                                 f"start, but it starts at {start.speed * self.scale:.3g} m/s")
-
-        # stops and landings between start and goal split the shot
-        cuts = sorted({c.frame for c in timed if c.kind in ("STOP", "LAND") and fs + 1e-6 < c.frame < fe - 1e-6})
-        bounds = [fs, *cuts, fe]
-        base = self.base_tables(spheres, all_obstacles, limit)
-        segments = []
-        for i, (a, b) in enumerate(zip(bounds, bounds[1:])):
-            segments.append(self.segment(i, int(round(a)), int(round(b)), base, start, keys, timed, goal_key))
-        constraints = keys + empties
-        return Problem(obj.name, self.vtype, self.core_type, fm, segments, constraints, all_obstacles, spheres,
-                       self.warnings, float(self.settings.time_limit_s))
-
-    def _unwrap_headings(self, keys: list[Constraint], empties: list[Constraint]) -> None:
-        """Headings in time order, each within π of the one before (or the keyed Euler angle)."""
-        items = sorted([c for c in keys + empties if c.heading is not None and c.frame is not None],
-                       key=lambda c: c.frame)
-        previous = None
-        for c in items:
-            keyed = self.pose.euler_heading(c.frame) if c.kind == "KEY" else None
-            if keyed is not None and abs(math.remainder(keyed - c.heading, math.tau)) < 1e-6:
-                c.heading = keyed
-            elif previous is not None:
-                c.heading = previous + math.remainder(c.heading - previous, math.tau)
-            previous = c.heading
-
-    def base_tables(self, spheres: np.ndarray, obstacles: list[ObstacleShape], limit: float | None) -> dict:
-        s, fm = self.settings, self.fm
-        vehicle = self.parameters()
-        if len(spheres):
-            vehicle["collision_spheres"] = [_floats(row) for row in spheres]
-        else:
-            vehicle["collision_radius"] = 0.0
-        integrator = {"steps": 0}
+        s = self.settings
         if s.integrator != "VARIATIONAL":
             raise SceneError(f"Solve needs the Variational integrator (Solve Settings › Integrator is "
                              f"{s.integrator.replace('_', ' ').title()})")
-        if self.vtype in ("HELICOPTER", "BOAT"):
-            integrator["method"] = "vi-cay"
-        weights = {"effort": s.weight_effort, "path_length": s.weight_path_length, "hazard": s.weight_hazard,
-                   "smoothness": s.weight_smoothness}
-        if s.weight_duration > 0:
-            self.warnings.append("the Duration weight is not used: the frame range fixes the duration")
-        if not any(w > 0 for w in weights.values()):
-            raise SceneError("every cost weight is zero (Solve Settings › Cost Weights): nothing to minimise")
-        cost: dict = {k: float(v) for k, v in weights.items() if v > 0}
-        cost["input_weights"] = self.input_weights()
-        bounds: dict = {}
-        if limit is not None:
-            v = limit * self.scale
-            bounds["speed"] = [-v, v] if self.planar else [0.0, v]
-            if v <= 0:
-                raise SceneError("a speed limit of zero leaves the vehicle no motion")
+        self.check_parts()
+        self.check_parameters()
+        check_keys(obj, self.fcurves, self.scale)
+        frames = self.key_frames()
+        self.fm = self.frame_map(*self.solve_range(frames))
+        keys = self.keys(frames)
+        shot = ShotInput(
+            vehicle=obj.name, vehicle_type=self.vtype, core_type=self.core_type, frame_map=self.fm, keys=keys,
+            empties=self.empties(), obstacles=self.obstacles(), spheres=self.collision_spheres(),
+            parameters=self.parameters(), input_limits=self.input_limits(), settings=self.shot_settings(),
+            warnings=self.warnings)
+        try:
+            return plan(shot)
+        except SceneError:
+            raise
+        except ShotError as exc:
+            raise SceneError(str(exc)) from None
+
+    def shot_settings(self) -> ShotSettings:
+        s = self.settings
         backend = s.solver_backend.lower()
         if backend == "auto":
             import importlib.util
             backend = "ipopt" if importlib.util.find_spec("cyipopt") is not None else "scipy"
-        solver = {"backend": backend, "max_iter": int(s.max_iter), "tol": float(s.tol),
-                  "time_limit_s": float(s.time_limit_s)}
-        return {"vehicle": vehicle, "integrator": integrator, "obstacles": [o.table(fm) for o in obstacles],
-                "bounds": bounds, "cost": cost, "solver": solver}
+        return ShotSettings(
+            key_tolerance=float(s.key_tolerance),
+            weights={"effort": s.weight_effort, "path_length": s.weight_path_length, "hazard": s.weight_hazard,
+                     "smoothness": s.weight_smoothness},
+            weight_duration=float(s.weight_duration),
+            solver={"backend": backend, "max_iter": int(s.max_iter), "tol": float(s.tol),
+                    "time_limit_s": float(s.time_limit_s)},
+            time_limit_s=float(s.time_limit_s))
 
-    def input_weights(self) -> dict:
-        """Effort weights 1/limit² per input: each control counts relative to its range."""
+    def input_limits(self) -> dict:
+        """|input| limits per input of a solvable vehicle (effort weights 1/limit²)."""
         s = self.obj.vehicle_motion
-        limits = {
+        return {
             "CAR": {"torque": s.max_torque, "steering_rate": s.max_steering_rate},
             "SNAKEBOARD": {"rotor_torque": s.max_rotor_torque, "steering_torque": s.max_steering_torque},
             "HELICOPTER": {"collective": s.max_collective, "yaw": s.max_yaw, "pitch_tilt": s.max_tilt,
                            "roll_tilt": s.max_tilt},
             "BOAT": {name: s.max_thrust for name in CONTROL_CHANNELS["BOAT"]},
         }[self.vtype]
-        return {k: (1.0 / float(v) ** 2 if v > 0 else 1.0) for k, v in limits.items()}
-
-    def state_table(self, c: Constraint, full: bool) -> dict:
-        """A [start] (full) or [goal] table from a constraint, in solve coordinates."""
-        fm = self.fm
-        p = fm.to_solve(c.position)
-        out: dict = {}
-        if self.planar:
-            out["position"] = _floats(p[:2])
-            if c.heading is not None:
-                out["heading"] = float(c.heading)
-            if c.speed is not None:
-                out["speed"] = float(c.speed) * self.scale
-            return out
-        out["position"] = _floats(p)
-        if full or (c.orientation is not None and c.kind == "KEY"):
-            out["orientation"] = list(c.orientation)
-        elif c.heading is not None:
-            out["heading"] = float(c.heading)
-        if c.speed is not None:
-            forward = c.forward if c.forward is not None else np.array([1.0, 0.0, 0.0])
-            out["velocity"] = _floats(forward * float(c.speed) * self.scale)
-            if c.speed == 0.0 and not full:
-                out["angular_velocity"] = [0.0, 0.0, 0.0]
-        return out
-
-    def segment(self, index: int, a: int, b: int, base: dict, start: Constraint, keys: list[Constraint],
-                timed: list[Constraint], goal_key: Constraint | None) -> Segment:
-        fm = self.fm
-        scenario = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in base.items()}
-        scenario["vehicle"] = dict(base["vehicle"])
-        scenario["integrator"] = dict(base["integrator"], steps=(b - a) * fm.steps_per_frame)
-        scenario["time"] = {"duration": (b - a) / fm.fps}
-        scenario["start"] = self.state_table(start, full=True) if index == 0 else {}
-        # the goal: a stop or landing at b, else the vehicle's key at End, else free
-        at_b = [c for c in timed if abs(c.frame - b) < 1e-6 and c.kind in ("STOP", "LAND")]
-        goal: dict = {}
-        if at_b:
-            c = at_b[0]
-            goal = self.state_table(c, full=False)
-            if goal_key is not None and b == fm.frame_end and goal_key.heading is not None and c.heading is None:
-                goal.update({k: v for k, v in self.state_table(goal_key, full=False).items()
-                             if k in ("heading", "orientation")})
-        elif b == fm.frame_end and goal_key is not None:
-            goal = self.state_table(goal_key, full=False)
-        scenario["goal"] = goal
-        # waypoints: keys and pass-throughs strictly inside (a, b], except the goal itself
-        waypoints, labels = [], []
-        items = [k for k in keys if a + 1e-6 < k.frame <= b + 1e-6 and not (k is goal_key and not at_b)]
-        items += [c for c in timed if c.kind == "PASS_THROUGH" and a + 1e-6 < c.frame <= b + 1e-6]
-        for c in sorted(items, key=lambda c: (c.frame, c.name)):
-            if c.kind == "KEY" and abs(c.frame - b) < 1e-6 and at_b:
-                continue  # the stop/landing at b fixes the position already (checked to agree)
-            p = fm.to_solve(c.position)
-            wp = {"time": (c.frame - a) / fm.fps, "position": _floats(p[:2] if self.planar else p),
-                  "radius": max(c.radius * self.scale, 1e-4)}
-            if c.heading is not None and (c.kind == "KEY" or c.kind == "LAND"):
-                wp["heading"] = float(c.heading)
-            waypoints.append(wp)
-            labels.append(c.describe())
-        if waypoints:
-            scenario["waypoints"] = waypoints
-        if not scenario["obstacles"]:
-            del scenario["obstacles"]
-        if not scenario["bounds"]:
-            del scenario["bounds"]
-        return Segment(a, b, scenario, labels, continues=index > 0)
 
     # -- simulation ----------------------------------------------------------------------------
     def simulation(self) -> SimulationProblem:
+        self.fm = self.frame_map(*self.scene_range())
         obj, fm, s = self.obj, self.fm, self.settings
         if self.vtype == "CAR":
             self.check_parts()
@@ -1272,17 +813,17 @@ class _Reader:
         p = fm.to_solve(start_pos)
         heading = self.pose.euler_heading(fm.frame_start)
         if heading is None:
-            heading = _yaw(start_r)
+            heading = yaw(start_r)
         method = {"VARIATIONAL": None, "RK2": "rk2", "IMPLICIT_RK2": "rk2i", "RK4": "rk4",
                   "LIE_NEWMARK": "lie-newmark", "LIE_EULER": "lie-euler"}[s.integrator]
         integrator: dict = {"dt": fm.dt, "steps": fm.steps}
         if self.vtype == "CAR":
-            initial = {"position": _floats(p[:2]), "heading": float(heading),
-                       "wheel_rate": speed / (obj.vehicle_motion.wheel_radius * self.scale)}
+            initial = {"position": floats(p[:2]), "heading": float(heading),
+                       "wheel_rate": speed / obj.vehicle_motion.wheel_radius}
         elif self.vtype == "SNAKEBOARD":
-            initial = {"position": _floats(p[:2]), "heading": float(heading), "speed": speed}
+            initial = {"position": floats(p[:2]), "heading": float(heading), "speed": speed}
         else:
-            initial = {"position": _floats(p), "orientation": list(_quaternion(start_r)),
+            initial = {"position": floats(p), "orientation": quaternion_of(start_r),
                        "linear_velocity": [speed, 0.0, 0.0]}
         if self.vtype in PLANAR:
             if method is not None:
@@ -1321,10 +862,10 @@ class _Reader:
                     v = float(kp.co[1])
                     if math.isnan(v):
                         raise SceneError(f"'{obj.name}' control '{name}' is keyed to nan (not a number) at frame "
-                                         f"{_fmt_frame(kp.co[0])}; its limits are [{lo:.6g}, {hi:.6g}]")
+                                         f"{fmt_frame(kp.co[0])}; its limits are [{lo:.6g}, {hi:.6g}]")
                     if math.isinf(v):
                         raise SceneError(f"'{obj.name}' control '{name}' is keyed to {v:g} at frame "
-                                         f"{_fmt_frame(kp.co[0])}, outside its limits [{lo:.6g}, {hi:.6g}] (a key "
+                                         f"{fmt_frame(kp.co[0])}, outside its limits [{lo:.6g}, {hi:.6g}] (a key "
                                          "beyond ±3.4e38 is stored as inf)")
                 values = np.array([fc.evaluate(float(f)) for f in frames])
             elif name in obj.keys():
@@ -1338,9 +879,9 @@ class _Reader:
             bad = np.flatnonzero(~((values >= lo - 1e-9) & (values <= hi + 1e-9)))  # nan too
             if bad.size:
                 k = int(bad[0])
-                raise SceneError(f"'{obj.name}' control '{name}' is {values[k]:.6g} at frame {_fmt_frame(frames[k])}, "
+                raise SceneError(f"'{obj.name}' control '{name}' is {values[k]:.6g} at frame {fmt_frame(frames[k])}, "
                                  f"outside its limits [{lo:.6g}, {hi:.6g}]")
-            out[name] = {"values": _floats(values)}
+            out[name] = {"values": floats(values)}
         if missing and len(missing) == len(CONTROL_CHANNELS[self.vtype]):
             self.warnings.append(f"'{obj.name}' has none of the control channels {', '.join(missing)} "
                                  "(custom properties): every input is zero")
@@ -1350,6 +891,18 @@ class _Reader:
 
 
 # ----------------------------------------------------------------------------- entry points
+
+def simulation_range(scene) -> tuple[int, int]:
+    """The frames Simulate and secondary motion span: the scene's frame range, or the add-on's own
+    (Vehicle Motion › Own Frame Range)."""
+    s = scene.vehicle_motion
+    own = bool(s.use_frame_range)
+    start, end = (s.frame_start, s.frame_end) if own else (scene.frame_start, scene.frame_end)
+    if end <= start:
+        where = "Vehicle Motion › Own Frame Range" if own else "the scene's frame range"
+        raise SceneError(f"the frame range is empty: Start {start}, End {end} ({where}): End must be after Start")
+    return int(start), int(end)
+
 
 def read_problem(scene, vehicle) -> Problem:
     """The solve problem of ``vehicle`` in ``scene``; raises SceneError (scene unchanged)."""
@@ -1377,7 +930,7 @@ def scene_constraints(scene, vehicle) -> list[tuple[str, str, str]]:
     except Exception:
         frames = []
     if frames:
-        out.append((vehicle.name, "keys", ", ".join(_fmt_frame(f) for f in frames[:8])
+        out.append((vehicle.name, "keys", ", ".join(fmt_frame(f) for f in frames[:8])
                     + (" …" if len(frames) > 8 else "")))
     for ob in sorted(scene.objects, key=lambda o: o.name):
         s = ob.vehicle_motion
@@ -1391,7 +944,7 @@ def scene_constraints(scene, vehicle) -> list[tuple[str, str, str]]:
             when = "whole shot"
         else:
             own = sorted(_key_frames(_fcurves(ob)))
-            when = ("frame " + ", ".join(_fmt_frame(f) for f in own)) if own else "no keyframe"
+            when = ("frame " + ", ".join(fmt_frame(f) for f in own)) if own else "no keyframe"
         out.append((ob.name, KIND_LABELS[s.constraint_kind], when))
     count = 0
     for coll in [scene.collection, *scene.collection.children_recursive]:
@@ -1405,5 +958,6 @@ def scene_constraints(scene, vehicle) -> list[tuple[str, str, str]]:
 
 
 __all__ = ["SceneError", "FrameMap", "ObstacleShape", "Constraint", "Segment", "Problem", "SimulationProblem",
+           "bake_frames", "simulation_range",
            "read_problem", "read_simulation", "scene_constraints", "keyed_frames", "fit_shape", "source_action",
            "CONTROL_CHANNELS", "OBSTACLE_COLLECTION"]

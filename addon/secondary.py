@@ -31,12 +31,11 @@ from .articulation import PartsError
 
 
 def _timing(scene) -> tuple[int, int, float, int]:
-    s = scene.vehicle_motion
-    start, end, spf = int(s.frame_start), int(s.frame_end), int(s.steps_per_frame)
-    fps = scene.render.fps / scene.render.fps_base
-    if end <= start:
-        raise PartsError(f"the End frame ({end}) must come after the Start frame ({start})")
-    return start, end, fps, spf
+    from ..core.shot.frames import scene_fps
+    from .scene_reader import simulation_range
+    start, end = simulation_range(scene)
+    fps = scene_fps(scene.render.fps, scene.render.fps_base)
+    return start, end, fps, int(scene.vehicle_motion.steps_per_frame)
 
 
 def _core_error(vehicle, exc) -> PartsError:
@@ -86,7 +85,7 @@ def simulate_secondary(scene, vehicle) -> tuple[str, str]:
     st = result.stats
     message = (f"Secondary motion of '{vehicle.name}': {len(reading.parts)} parts, {st['steps']} steps of "
                f"{st['dt']:.4g} s (variational, {st['newton_iterations_mean']:.1f} Newton iterations a step, "
-               f"{wall:.2f} s); baked frames {baked.frame_start}–{baked.frame_end} onto {', '.join(baked.objects)}")
+               f"{wall:.2f} s); baked frames {baked.frames()} onto {', '.join(baked.objects)}")
     settings.last_summary = message
     return "INFO", message
 
@@ -151,7 +150,7 @@ def simulate_articulated(scene, vehicle) -> tuple[str, str]:
     message = (f"Articulated motion of '{vehicle.name}': {len(reading.parts)} parts, {steps} steps "
                f"of {dt:.4g} s ({method}, {wall:.2f} s, {base.kind.replace('_', ' ')}: {forces}"
                f"{', gravity' if settings.gravity else ''}); "
-               f"baked frames {baked.frame_start}–{baked.frame_end} onto {', '.join(baked.objects)}")
+               f"baked frames {baked.frames()} onto {', '.join(baked.objects)}")
     warnings = warnings + list(baked.warnings)
     if warnings:
         message += "; " + "; ".join(warnings)

@@ -141,6 +141,11 @@ def join(pieces: list) -> object:
 
 # ----------------------------------------------------------------------------- solving
 
+def _frames(segment) -> str:
+    from ..core.shot.frames import fmt_frame
+    return f"{fmt_frame(segment.frame_start)}–{fmt_frame(segment.frame_end)}"
+
+
 def solve(problem, progress=None, iteration=None) -> Outcome:
     """Solve every segment of ``problem`` in turn (synchronously). ``progress(i, n)`` is called
     as segment i of n starts, ``iteration(k, max_violation)`` as the solver reports iteration k
@@ -176,7 +181,7 @@ def solve(problem, progress=None, iteration=None) -> Outcome:
             break
         except Exception as exc:  # a bug in core: one line for the report, the traceback for the console
             traceback.print_exc()
-            where = "" if len(problem.segments) == 1 else f" in frames {segment.frame_start}–{segment.frame_end}"
+            where = "" if len(problem.segments) == 1 else f" in frames {_frames(segment)}"
             out.error = (f"the optimiser failed{where} (internal error "
                          f"{type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); nothing changed")
             break
@@ -190,7 +195,7 @@ def solve(problem, progress=None, iteration=None) -> Outcome:
         if not result.converged:
             all_converged = False
             where = "" if len(problem.segments) == 1 else \
-                f", in frames {segment.frame_start}–{segment.frame_end}"
+                f", in frames {_frames(segment)}"
             out.status = result.status
             out.message = problem.describe(result.message, segment) + where
             break
@@ -351,13 +356,12 @@ def apply_outcome(obj, outcome: Outcome, scene, *, bake: bool = True, bake_best_
     trajectory = outcome.trajectory
     if not outcome.converged and (not bake_best_attempt or trajectory is None):
         return "ERROR", outcome.summary() + "; nothing stored or baked (enable Bake Best Attempt to keep it)"
-    fps = scene.render.fps / scene.render.fps_base
-    start = frame_start if frame_start is not None else int(trajectory.stats.get("frame_start",
-                                                                                 scene.vehicle_motion.frame_start))
+    if frame_start is not None:
+        trajectory.stats["frame_start"] = float(frame_start)
     message = outcome.summary()
     if bake:
-        result = baking.bake(obj, trajectory, frame_start=start, fps=fps, scene=scene)
-        message += f"; baked frames {result.frame_start}–{result.frame_end} onto {len(result.objects)} objects"
+        result = baking.bake_trajectory(obj, trajectory, scene)
+        message += f"; baked frames {result.frames()} onto {len(result.objects)} objects"
         outcome.warnings.extend(result.warnings)
     else:
         message += "; stored (not baked)"
@@ -372,19 +376,20 @@ def simulate_and_apply(obj, scene, *, bake: bool = True) -> tuple[str, str]:
     """Simulate ``obj`` from its keyed control channels (scene_reader.read_simulation), bake
     (unless ``bake`` is False) and store: (report level, message). Raises VehicleMotionError,
     with the scene unchanged, for bad input."""
+    from ..core.shot.frames import fmt_frame
     from . import baking, scene_reader, storage
     problem = scene_reader.read_simulation(scene, obj)
     trajectory = simulate(problem)
     fm = problem.frame_map
     steps = len(trajectory.time) - 1
-    message = (f"Simulated '{obj.name}': {steps} steps of {fm.dt:.4g} s from frame {fm.frame_start} "
+    message = (f"Simulated '{obj.name}': {steps} steps of {fm.dt:.4g} s from frame {fmt_frame(fm.frame_start)} "
                f"({trajectory.stats.get('method', 'variational')})")
     warnings = list(problem.warnings)
     if "note" in trajectory.stats:
         warnings.append(f"the simulation {trajectory.stats['note']}")
     if bake:
-        result = baking.bake(obj, trajectory, frame_start=fm.frame_start, fps=fm.fps, scene=scene)
-        message += f"; baked frames {result.frame_start}–{result.frame_end}"
+        result = baking.bake_trajectory(obj, trajectory, scene)
+        message += f"; baked frames {result.frames()}"
         warnings.extend(result.warnings)
     else:
         message += "; stored (not baked)"

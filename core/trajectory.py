@@ -127,6 +127,8 @@ class Trajectory:
             data = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
         except UnicodeDecodeError:
             raise VehicleMotionError("not UTF-8 text (expected a trajectory JSON file)") from None
+        except RecursionError:
+            raise VehicleMotionError("not a trajectory (its JSON is nested too deeply)") from None
         except ValueError as exc:
             raise VehicleMotionError(f"not valid JSON: {exc}") from None
         if not isinstance(data, dict):

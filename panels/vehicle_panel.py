@@ -80,7 +80,9 @@ class VEHICLE_MOTION_PT_solve(_VehicleTab, bpy.types.Panel):
         layout.use_property_split = True
         layout.use_property_decorate = False
         scene_settings = context.scene.vehicle_motion
+        layout.prop(scene_settings, "use_frame_range")
         col = layout.column(align=True)
+        col.active = scene_settings.use_frame_range
         col.prop(scene_settings, "frame_start", text="Frame Start")
         col.prop(scene_settings, "frame_end", text="End")
         layout.prop(scene_settings, "steps_per_frame")

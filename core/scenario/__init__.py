@@ -144,6 +144,8 @@ def check_number(value: Any, where: str, *, positive: bool = False, nonnegative:
         raise ScenarioError(where, f"must be a number, got {_show(value)}")
     if integer and not isinstance(value, int):
         raise ScenarioError(where, f"must be a whole number, got {_show(value)}")
+    if isinstance(value, int) and abs(value) > MAX_MAGNITUDE:  # TOML integers are unbounded in tomllib
+        raise ScenarioError(where, f"{_show(value)} is out of range (at most {MAX_MAGNITUDE:g} in magnitude)")
     if not math.isfinite(value):
         raise ScenarioError(where, f"must be finite, got {value}")
     if positive and value <= 0:
@@ -186,6 +188,8 @@ def loads(text: str, source: str = "scenario") -> Table:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(source, f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(source, "not a scenario (nested too deeply)") from None
     return Table(data)
 
 

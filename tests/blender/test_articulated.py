@@ -18,8 +18,8 @@ def crane_boat(vm, method="CF4", rate=1.2):
     about the arm's local X, no gravity (torque-free)."""
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = FPS, 1.0
-    s = scene.vehicle_motion
-    s.frame_start, s.frame_end, s.steps_per_frame = 1, FRAME_END, SPF
+    scene.frame_start, scene.frame_end = 1, FRAME_END
+    scene.vehicle_motion.steps_per_frame = SPF
     boat = vm.add_object("Boat")
     boat.vehicle_motion.vehicle_type = "RIGID_BODY"
     boat.vehicle_motion.mass, boat.vehicle_motion.inertia = 800.0, (300.0, 1000.0, 1200.0)

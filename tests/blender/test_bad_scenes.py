@@ -61,7 +61,7 @@ def car(empty_scene):
 
 def test_no_keyframes(car):
     car.animation_data_clear()
-    refused(car, r"'Car' has no keyframes: key its location at the start frame 1")
+    refused(car, r"'Car' has no keyframes: key its location at the start and at the goal")
 
 
 def test_single_keyframe(empty_scene):
@@ -72,7 +72,8 @@ def test_single_keyframe(empty_scene):
 
 
 def test_first_key_after_the_start_frame(car):
-    bpy.context.scene.vehicle_motion.frame_start = 0
+    vm = bpy.context.scene.vehicle_motion
+    vm.use_frame_range, vm.frame_start = True, 0  # the add-on's own range starts before the first key
     refused(car, r"'Car' is first keyed at frame 1, after the start frame 0")
 
 
@@ -102,18 +103,20 @@ def test_contradictory_constraints(tunnel):
 
 def test_zero_length_frame_range(car):
     vm = bpy.context.scene.vehicle_motion
+    vm.use_frame_range = True
     vm.frame_end = vm.frame_start
-    refused(car, r"the frame range is empty: Start 1, End 1 \(Scene › Vehicle Motion\)")
+    refused(car, r"the frame range is empty: Start 1, End 1 \(Vehicle Motion › Frame Range\)")
+
+
+def test_keys_outside_the_scene_range(car):
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 30, 60  # the car is keyed at 1 and 25 only
+    refused(car, r"'Car': fewer than two keys inside the scene's frame range 30–60 \(keys at frames 1, 25\)")
 
 
 def test_unsupported_rotation_mode(car):
     car.rotation_mode = "AXIS_ANGLE"
     refused(car, r"'Car' uses the Axis Angle rotation mode")
-
-
-def test_missing_wheel_objects(car):
-    car.vehicle_motion.wheel_front_left = None
-    refused(car, r"'Car' has no Front Left Wheel object: set it in Vehicle › Parts")
 
 
 def test_wheel_not_parented(car):

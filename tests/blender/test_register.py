@@ -113,7 +113,9 @@ def test_object_properties_contract(empty_scene):
         assert props[name].type == "BOOLEAN"
     assert props["original_action"].fixed_type.identifier == "Action"
     # SI units where Blender has them
-    assert props["mass"].unit == "MASS" and props["wheel_radius"].unit == "LENGTH"
+    assert props["mass"].unit == "MASS"
+    # vehicle dimensions are metres whatever the scene's Unit Scale: no LENGTH unit (which Blender scales)
+    assert props["wheel_radius"].unit == "NONE" and props["wheel_radius"].name == "Wheel Radius (m)"
     assert props["max_steering_angle"].subtype == "ANGLE"
     other = bpy.data.objects.new("Wheel", None)
     assert p._not_self(s, other) and not p._not_self(s, obj)  # the picker hides the vehicle

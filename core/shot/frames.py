@@ -1,0 +1,135 @@
+"""Frames ↔ trajectory time, scene units ↔ metres, and the frame range a shot spans.
+
+A shot runs from frame ``frame_start`` to ``frame_end`` (sub-frames allowed) at ``fps`` frames a
+second (Blender's ``render.fps / render.fps_base``): trajectory time t = (frame − frame_start) / fps.
+Positions are world coordinates times the scene's unit scale (metres), relative to ``offset``.
+The solve takes ``steps = round((frame_end − frame_start) × steps_per_frame)`` equal steps over
+that time, so nodes fall on frames when the range is whole frames; keys between nodes are imposed
+at their own time (exact waypoints). The bake keys every whole frame of the range and its two
+ends (``bake_frames``); after the end the baked action holds the last pose.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import VehicleMotionError
+
+FRAME_EPS = 1e-4   # frames closer than this are the same frame (Blender stores key times as float32)
+
+
+def scene_fps(fps: int | float, fps_base: float) -> float:
+    """Blender's frame rate: ``render.fps / render.fps_base`` (29.97 = 30 / 1.001)."""
+    fps_base = float(fps_base) or 1.0
+    return float(fps) / fps_base
+
+
+@dataclass
+class FrameMap:
+    """Frames ↔ trajectory time, world (scene units) ↔ solve coordinates (metres)."""
+    frame_start: float
+    frame_end: float
+    fps: float
+    steps_per_frame: int
+    scale: float = 1.0                                          # unit_settings.scale_length
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)        # world point at the solve origin
+
+    @property
+    def frames(self) -> float:
+        return self.frame_end - self.frame_start
+
+    @property
+    def steps(self) -> int:
+        return max(1, int(round(self.frames * self.steps_per_frame)))
+
+    @property
+    def duration(self) -> float:
+        return self.frames / self.fps
+
+    @property
+    def dt(self) -> float:
+        return self.duration / self.steps
+
+    def time(self, frame: float) -> float:
+        return (frame - self.frame_start) / self.fps
+
+    def frame(self, time: float) -> float:
+        return self.frame_start + time * self.fps
+
+    def to_solve(self, p) -> np.ndarray:
+        return (np.asarray(p, dtype=float) - np.asarray(self.offset)) * self.scale
+
+    def to_world(self, p) -> np.ndarray:
+        return np.asarray(p, dtype=float) / self.scale + np.asarray(self.offset)
+
+    def trajectory_to_world(self, trajectory):
+        """A copy of a solve-space trajectory in world coordinates (scene units)."""
+        from ..trajectory import Trajectory
+        t = trajectory
+        stats = dict(t.stats)
+        stats.update(frame_start=self.frame_start, frame_end=self.frame_end, fps=self.fps,
+                     scale_length=self.scale, world_offset=list(self.offset))
+        scale_or_none = (lambda a: None if a is None else np.asarray(a, dtype=float) / self.scale)
+        return Trajectory(
+            time=np.array(t.time, dtype=float), position=self.to_world(t.position),
+            orientation=np.array(t.orientation, dtype=float),
+            angular_velocity=np.array(t.angular_velocity, dtype=float),
+            linear_velocity=np.asarray(t.linear_velocity, dtype=float) / self.scale,
+            momentum_angular=t.momentum_angular, momentum_linear=scale_or_none(t.momentum_linear),
+            heading=None if t.heading is None else np.array(t.heading, dtype=float),
+            shape={k: np.array(v, dtype=float) for k, v in t.shape.items()},
+            controls={k: np.array(v, dtype=float) for k, v in t.controls.items()},
+            series=dict(t.series), stats=stats, vehicle=t.vehicle)
+
+
+def fmt_frame(frame: float) -> str:
+    """60, 60.5, 120.25: whole frames without a decimal point."""
+    return f"{frame:g}" if abs(frame - round(frame)) > 1e-6 else str(int(round(frame)))
+
+
+def same_frame(a: float, b: float) -> bool:
+    return abs(a - b) < FRAME_EPS
+
+
+def shot_range(key_frames: list[float], scene_range: tuple[int, int],
+               override: tuple[int, int] | None = None) -> tuple[float, float, list[str]]:
+    """(start, end, warnings): the frames a shot spans.
+
+    By default the vehicle's first to last keyed frame, clipped to the scene's frame range, with a
+    warning naming the keys outside it. With ``override`` (the add-on's own Start/End), that range.
+    Raises VehicleMotionError when fewer than two keyed frames are left."""
+    warnings: list[str] = []
+    s0, s1 = float(scene_range[0]), float(scene_range[1])
+    if override is not None:
+        start, end = float(override[0]), float(override[1])
+        if end <= start:
+            raise VehicleMotionError(f"the frame range is empty: Start {fmt_frame(start)}, End {fmt_frame(end)} "
+                                     "(Vehicle Motion › Frame Range): End must be after Start")
+        return start, end, warnings
+    frames = sorted(key_frames)
+    inside = [f for f in frames if s0 - FRAME_EPS <= f <= s1 + FRAME_EPS]
+    outside = [f for f in frames if f not in inside]
+    if outside:
+        warnings.append(f"keys at frames {', '.join(fmt_frame(f) for f in outside)} are outside the scene's "
+                        f"frame range {fmt_frame(s0)}–{fmt_frame(s1)} and ignored")
+    if len(inside) < 2:
+        raise VehicleMotionError(
+            f"fewer than two keys inside the scene's frame range {fmt_frame(s0)}–{fmt_frame(s1)} (keys at "
+            f"frames {', '.join(fmt_frame(f) for f in frames)}): key a start and a goal pose inside it")
+    return inside[0], inside[-1], warnings
+
+
+def bake_frames(start: float, end: float) -> np.ndarray:
+    """The frames a bake keys: every whole frame within [start, end], and the two ends themselves
+    when they are sub-frames (so a key at 120.25 is met where it was keyed)."""
+    first, last = math.ceil(start - FRAME_EPS), math.floor(end + FRAME_EPS)
+    whole = np.arange(first, last + 1, dtype=float)
+    frames = np.concatenate([[start], whole, [end]])
+    frames = np.unique(np.round(frames, 6))
+    keep = np.concatenate([[True], np.diff(frames) > FRAME_EPS])
+    return frames[keep]
+
+
+__all__ = ["FrameMap", "scene_fps", "shot_range", "bake_frames", "fmt_frame", "same_frame", "FRAME_EPS"]
