@@ -8,6 +8,7 @@ groups), ``obstacles`` (signed distances), ``models`` (each vehicle's discrete d
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
@@ -21,6 +22,9 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     """Scenario table → (trajectory with controls and stats, SolveResult, Setup).
 
     ``initial``: warm start from a trajectory (same steps); default: ``initial_guess``.
+    ``[solver] max_iter`` and ``time_limit_s`` bound all the outer solves together: each gets what the
+    earlier ones left, and none starts once either is spent. When a re-solve after re-centring does not
+    converge (e.g. stops at a limit) and the solve before it converged, that converged point is the result.
     ``callback(iterations, max_violation)``: progress, called in the solving thread with the
     iterations so far (counted over the outer solves) and the largest constraint violation
     (constraint rows and bounds, ``NLP.max_violation``) of the current iterate — at every
@@ -32,7 +36,7 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     from .constraints import assemble
     from .initial_guess import initial_guess
     from .scenario import read
-    from .solve import solve
+    from .solve import LIMITS, limit_message, solve
 
     t0 = time.perf_counter()
     setup = read(root, backend)
@@ -41,22 +45,44 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     model, spec = setup.model, setup.spec
     y0 = _warm_start(model, initial) if initial is not None else initial_guess(model, spec)
     setup.options.warm = initial is not None
-    result = None
+    budget = setup.options   # its max_iter and time_limit_s bound all the outer solves together
+    result = previous = None
     iterations, solve_time, outer = 0, 0.0, 0
+    start = 0.0   # when the first solve started
     for outer in range(1, 5):  # outer solves: SE(3) models re-centre their pose charts between them
         nlp = assemble(model, spec)
-        result = solve(nlp, nlp.reduce(y0), setup.options, callback=_progress(callback, nlp, iterations))
+        if outer == 1:
+            start, left = time.perf_counter(), budget
+        else:
+            left = replace(budget, max_iter=budget.max_iter - iterations,
+                           time_limit_s=budget.time_limit_s - (time.perf_counter() - start))
+        result = solve(nlp, nlp.reduce(y0), left, callback=_progress(callback, nlp, iterations))
         iterations += result.iterations
         if callback is not None:
             callback(iterations, float(result.max_constraint_violation))
         solve_time += result.wall_time_s
-        y0 = nlp.full(result.z)
-        if result.status == "infeasible" or not model.recentre(y0):
+        if previous is not None and not result.converged:
+            # the re-solve after re-centring failed (often: no budget left) but the solve before converged:
+            # that point stands, in the current charts
+            stopped = result.status.replace("_", " ")
+            result, y0 = previous
+            result.z = nlp.reduce(y0)
+            result.message += f"; the re-solve after re-centring the pose charts stopped ({stopped})"
+            if callback is not None:
+                callback(iterations, float(result.max_constraint_violation))
             break
-        setup.options.warm = True
+        if outer > 1 and result.status in LIMITS:
+            result.message = (f"{limit_message(result.status, budget, iterations, solve_time)} over {outer} "
+                              f"outer solves (pose charts re-centred between them); the last: {result.message}")
+        y0 = nlp.full(result.z)
+        spent = iterations >= budget.max_iter or time.perf_counter() - start >= budget.time_limit_s
+        if result.status == "infeasible" or spent or not model.recentre(y0):
+            break
+        previous = (result, y0) if result.converged else None   # y0 re-centred in place: the current charts
+        budget.warm = True
     result.iterations = iterations
     result.wall_time_s = solve_time
-    traj = model.trajectory(nlp.full(result.z))
+    traj = model.trajectory(y0)
     traj.stats.update(result.stats())
     traj.stats["outer_solves"] = outer
     traj.stats["wall_time_s"] = time.perf_counter() - t0

@@ -17,6 +17,15 @@ is not feasible, the cost, the maximum constraint violation (constraint rows and
 bounds), the iterations and the wall time. A solve that does not converge returns its
 best iterate (the feasible point of least cost seen, else the least infeasible one).
 
+``max_iter`` and ``time_limit_s`` are budgets for the whole call of :func:`solve`. The time counts
+from its start (presolve, scaling, the feasibility phase and polish included). The ``auto`` fallback
+to trust-constr gets only the iterations and the time the interior point left: with no iterations
+left it does not run (an iteration limit), nor with less than a fifth of the time left. Each backend
+stops at the first iteration that ends past the deadline, so the wall time exceeds the limit by about
+one iteration at most. A limit reported is a limit reached, and its message states the iterations
+and seconds used. Each backend tests convergence before its limits, so a point that meets the
+tolerances is reported converged.
+
 Before any iteration, ``presolve`` checks what the scenario fixes: a fixed variable
 (start state, exact goal) outside its bounds, or a constraint that depends only on fixed
 variables and is violated, is reported as infeasible at once, naming the group.
@@ -25,7 +34,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -34,6 +43,7 @@ from .problem import NLP
 
 BACKENDS = ("scipy", "ipopt")
 STATUSES = ("converged", "infeasible", "iteration_limit", "time_limit", "stalled", "numerical_failure")
+LIMITS = ("iteration_limit", "time_limit")
 INF = 1e20
 
 
@@ -94,7 +104,7 @@ class _Tracker:
         self.best: tuple[bool, float, float, np.ndarray] | None = None
         self.progress = progress
         self.count = -1   # the backends report their starting point as iteration 0
-        self.offset = 0   # iterations of an earlier backend run (the trust-constr fallback)
+        self.offset = 0   # iterations of an earlier backend run (the trust-constr fallback), for progress
 
     def report(self, z: np.ndarray | None, k: int | None = None) -> None:
         """Iteration k (default: the next one) is at z (progress only)."""
@@ -157,6 +167,7 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
           callback: Callable[[int, np.ndarray], None] | None = None) -> SolveResult:
     """Solve from z0 (free variables). Never raises for a failed solve: the status says what happened.
 
+    ``options.max_iter`` and ``options.time_limit_s`` bound this whole call (module docstring).
     ``callback(k, z)`` is called at every iteration k (1, 2, …) of the backend with its iterate z;
     an exception it raises that is not numerical (e.g. a cancel) propagates."""
     options = options or SolverOptions()
@@ -168,6 +179,7 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
     if why:
         return _result(nlp, z0, False, "infeasible", "infeasible: " + why, 0, t0, options.backend, options.tol)
     tracker = _Tracker(nlp, options.constraint_tol, callback)
+    note = ""   # what a limit message adds to the counts
     try:
         if options.backend == "ipopt":
             if not ipopt_available():
@@ -177,21 +189,36 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
             z, status, msg, iters = _solve_scipy(nlp, z0, options, tracker, t0)
         else:
             z, status, msg, iters = _solve_ipm(nlp, z0, options, tracker, t0)
-            if (options.method == "auto" and status in ("stalled", "numerical_failure")
-                    and time.perf_counter() - t0 < 0.8 * options.time_limit_s):
-                start = tracker.best[3] if tracker.best is not None else z
-                tracker.offset = iters
-                z2, status2, msg2, iters2 = _solve_scipy(nlp, start, options, tracker, t0)
-                z, iters = z2, iters + iters2
-                status, msg = status2, f"{msg2} (trust-constr after the interior point: {msg})"
+            if options.method == "auto" and status in ("stalled", "numerical_failure"):
+                # trust-constr from the interior point's best point, with the iterations and time it left
+                left = options.max_iter - iters
+                if left <= 0:
+                    status, note = "iteration_limit", f"; none left for trust-constr after the interior point: {msg}"
+                elif time.perf_counter() - t0 < 0.8 * options.time_limit_s:
+                    start = tracker.best[3] if tracker.best is not None else z
+                    tracker.offset = iters
+                    z, status2, msg2, iters2 = _solve_scipy(nlp, start, replace(options, max_iter=left), tracker, t0)
+                    note = f"; {iters} in the interior point ({msg}), then {iters2} in trust-constr from its best point"
+                    status, msg, iters = status2, f"{msg2} (trust-constr after the interior point: {msg})", iters + iters2
     except (FloatingPointError, np.linalg.LinAlgError, ValueError, ArithmeticError) as exc:
         z, status, msg, iters = z0, "numerical_failure", f"numerical failure: {exc}", 0
+    if status in LIMITS:
+        if not note and "restoration" in msg:
+            note = " in the interior point's restoration phase"
+        msg = limit_message(status, options, iters, time.perf_counter() - t0) + note
     converged = status == "converged"
     if not converged and tracker.best is not None:
         z = tracker.best[3]
     if not np.all(np.isfinite(z)):
         z = tracker.best[3] if tracker.best is not None else z0
     return _result(nlp, z, converged, status, msg, iters, t0, options.backend, options.tol)
+
+
+def limit_message(status: str, options: SolverOptions, iterations: int, seconds: float) -> str:
+    """The message of a solve stopped by its iteration or time limit, with the real counts."""
+    head = (f"iteration limit of {options.max_iter} reached" if status == "iteration_limit"
+            else f"time limit of {options.time_limit_s:g} s reached")
+    return f"{head} ({iterations} iterations, {seconds:.3g} s)"
 
 
 def _result(nlp: NLP, z: np.ndarray, converged: bool, status: str, msg: str, iters: int,
@@ -248,10 +275,12 @@ def scaling(nlp: NLP, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return D, Sc, sf
 
 
-def polish(nlp: NLP, z: np.ndarray, tol: float, D: np.ndarray | None = None, iterations: int = 4) -> np.ndarray:
+def polish(nlp: NLP, z: np.ndarray, tol: float, D: np.ndarray | None = None, iterations: int = 4,
+           deadline: float = math.inf) -> np.ndarray:
     """Minimum-norm Gauss–Newton projection onto the equality rows and the active inequality rows
     (|c − bound| < 1e-6), variables at a bound held: removes the last ~1e-8 of constraint violation that a
-    solver converged on a scaled problem can leave. Returns z unchanged if it does not reduce the violation."""
+    solver converged on a scaled problem can leave. No step starts after ``deadline``. Returns z unchanged
+    if it does not reduce the violation."""
     import scipy.sparse as sp
     from scipy.sparse.linalg import spsolve
 
@@ -259,7 +288,7 @@ def polish(nlp: NLP, z: np.ndarray, tol: float, D: np.ndarray | None = None, ite
     best, best_v = z.copy(), nlp.max_violation(z)
     cur = z.copy()
     for _ in range(iterations):
-        if best_v <= tol:
+        if best_v <= tol or time.perf_counter() > deadline:
             break
         c = nlp.constraint_values(cur)
         lo_act = np.abs(c - nlp.cl) < 1e-6
@@ -317,13 +346,14 @@ def _solve_ipm(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0
     """The scipy backend's interior-point method (core.dmoc.ipm) on the scaled problem."""
     from .ipm import interior_point
 
+    deadline = t0 + o.time_limit_s
     D, Sc, sf = scaling(nlp, z0)
     r = interior_point(nlp, z0, D, Sc, sf, tol=o.tol, constraint_tol=o.constraint_tol, max_iter=o.max_iter,
-                       deadline=t0 + o.time_limit_s, callback=tracker.step, verbose=o.verbose)
+                       deadline=deadline, callback=tracker.step, verbose=o.verbose)
     z = r.z
     viol = nlp.max_violation(z)
     if r.status == "converged" and viol > o.constraint_tol:
-        z = polish(nlp, z, o.constraint_tol, D)
+        z = polish(nlp, z, o.constraint_tol, D, deadline=deadline)
         if nlp.max_violation(z) > o.constraint_tol:
             return z, "stalled", r.message + " but constraints remain violated", r.iterations
     tracker.see(z)
@@ -331,12 +361,15 @@ def _solve_ipm(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0
 
 
 def _solve_scipy(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float):
-    """trust-constr on the scaled problem x = z / D, ĉ = Sc c, f̂ = sf f (sparse Jacobian and Hessians)."""
+    """trust-constr on the scaled problem x = z / D, ĉ = Sc c, f̂ = sf f (sparse Jacobian and Hessians), at most
+    ``o.max_iter`` iterations, stopped at the first iteration that ends after t0 + ``o.time_limit_s`` unless it
+    meets trust-constr's own convergence test (then trust-constr stops there itself)."""
     import warnings
 
     import scipy.sparse as sp
     from scipy.optimize import Bounds, NonlinearConstraint, minimize
 
+    deadline = t0 + o.time_limit_s
     D, Sc, sf = scaling(nlp, z0)
     if o.feasibility_phase and nlp.m and nlp.max_violation(z0) > 1e-6 and not o.warm:
         z0 = restore(nlp, z0, D, Sc, deadline=t0 + 0.25 * o.time_limit_s)
@@ -346,7 +379,8 @@ def _solve_scipy(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, 
     def cb(intermediate_result) -> bool:
         state["iters"] = int(getattr(intermediate_result, "nit", state["iters"] + 1))
         tracker.step(D * np.asarray(intermediate_result.x), intermediate_result.nit)
-        if time.perf_counter() - t0 > o.time_limit_s:
+        if time.perf_counter() > deadline and not (intermediate_result.optimality < o.tol
+                                                   and intermediate_result.constr_violation < o.tol):
             state["timeout"] = True
             return True
         return False
@@ -371,8 +405,10 @@ def _solve_scipy(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, 
     z = D * np.asarray(res.x, dtype=float)
     viol = nlp.max_violation(z)
     if res.status in (1, 2, 4) and o.constraint_tol < viol < 1e-4:
-        z = polish(nlp, z, o.constraint_tol, D)
+        z = polish(nlp, z, o.constraint_tol, D, deadline=deadline)
         viol = nlp.max_violation(z)
+        if viol > o.constraint_tol and time.perf_counter() > deadline:
+            state["timeout"] = True   # the polish the point needed found no time left
     tracker.see(z)
     iters = int(getattr(res, "nit", state["iters"]))
     if state["timeout"]:
@@ -406,6 +442,7 @@ _IPOPT_STATUS = {
     -2: ("numerical_failure", "restoration failed"),
     -3: ("numerical_failure", "error in step computation"),
     -4: ("time_limit", "time limit reached"),
+    -5: ("time_limit", "time limit reached"),   # max_wall_time (IPOPT ≥ 3.14)
     -10: ("numerical_failure", "not enough degrees of freedom"),
     -11: ("numerical_failure", "invalid problem definition"),
     -12: ("numerical_failure", "invalid option"),
@@ -414,8 +451,14 @@ _IPOPT_STATUS = {
 
 
 class _IpoptAdapter:
-    def __init__(self, nlp: NLP, tracker: _Tracker, t0: float, limit: float):
-        self.nlp, self.tracker, self.t0, self.limit = nlp, tracker, t0, limit
+    """cyipopt's problem object: the NLP's functions, and at every iteration the tracker sees the point last
+    evaluated (the accepted trial point). The deadline: IPOPT's own ``max_wall_time`` stops the main phase
+    (IPOPT tests it after its convergence test, which a stop from this callback would pre-empt); this
+    callback stops the restoration phase, where no iterate is tested for convergence, and every phase when
+    ``own_clock`` is False (IPOPT < 3.14, without ``max_wall_time``)."""
+
+    def __init__(self, nlp: NLP, tracker: _Tracker, deadline: float, own_clock: bool = False):
+        self.nlp, self.tracker, self.deadline, self.own_clock = nlp, tracker, deadline, own_clock
         self.iters = 0
         self.timeout = False
         self._hrows, self._hcols = nlp.hess_pattern.rows, nlp.hess_pattern.cols
@@ -448,10 +491,10 @@ class _IpoptAdapter:
     def intermediate(self, alg_mod, iter_count, obj_value, inf_pr, inf_du, mu, d_norm,
                      regularization_size, alpha_du, alpha_pr, ls_trials):
         self.iters = int(iter_count)
-        if self.last_x is not None and inf_pr <= self.tracker.tol:
+        if self.last_x is not None:
             self.tracker.see(self.last_x)
         self.tracker.report(self.last_x, iter_count)
-        if time.perf_counter() - self.t0 > self.limit:
+        if time.perf_counter() > self.deadline and (alg_mod == 1 or not self.own_clock):
             self.timeout = True
             return False
         return True
@@ -460,14 +503,16 @@ class _IpoptAdapter:
 def _solve_ipopt(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float):
     import cyipopt
 
-    ad = _IpoptAdapter(nlp, tracker, t0, o.time_limit_s)
+    deadline = t0 + o.time_limit_s
+    own_clock = tuple(getattr(cyipopt, "IPOPT_VERSION", (0,))) >= (3, 14)   # max_wall_time exists
+    ad = _IpoptAdapter(nlp, tracker, deadline, own_clock)
     lb = np.where(np.isfinite(nlp.lb), nlp.lb, -INF)
     ub = np.where(np.isfinite(nlp.ub), nlp.ub, INF)
     cl = np.where(np.isfinite(nlp.cl), nlp.cl, -INF)
     cu = np.where(np.isfinite(nlp.cu), nlp.cu, INF)
     prob = cyipopt.Problem(n=nlp.n, m=nlp.m, problem_obj=ad, lb=lb, ub=ub, cl=cl, cu=cu)
     opts = {"tol": o.tol, "constr_viol_tol": o.constraint_tol, "max_iter": int(o.max_iter),
-            "max_cpu_time": float(o.time_limit_s), "print_level": 5 if o.verbose else 0,
+            "print_level": 5 if o.verbose else 0,
             "sb": "yes", "mu_strategy": "adaptive", "bound_relax_factor": 0.0,
             "hessian_approximation": "limited-memory" if o.hessian == "limited-memory" else "exact"}
     if tuple(getattr(cyipopt, "IPOPT_VERSION", (0,))) < (3, 14, 19):
@@ -480,6 +525,12 @@ def _solve_ipopt(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, 
         D, Sc, sf = scaling(nlp, z0)
         prob.set_problem_scaling(obj_scaling=sf, x_scaling=1.0 / D, g_scaling=Sc)
         opts["nlp_scaling_method"] = "user-scaling"
+    left = deadline - time.perf_counter()   # the budget after the set-up above
+    if left <= 0.0:
+        prob.close()
+        tracker.see(z0)
+        return z0, "time_limit", "time limit reached before IPOPT started", 0
+    opts["max_wall_time" if own_clock else "max_cpu_time"] = float(left)
     opts.update(o.ipopt_options)
     for k, v in opts.items():
         prob.add_option(k, v)
@@ -498,4 +549,5 @@ def _solve_ipopt(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, 
     return z, status, msg, ad.iters
 
 
-__all__ = ["solve", "presolve", "SolverOptions", "SolveResult", "BACKENDS", "STATUSES", "ipopt_available"]
+__all__ = ["solve", "presolve", "limit_message", "SolverOptions", "SolveResult", "BACKENDS", "STATUSES",
+           "ipopt_available"]
