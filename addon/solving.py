@@ -50,6 +50,7 @@ class Outcome:
     cancelled: bool = False
     error: str = ""                       # the scenario was refused or core failed: nothing to bake
     warnings: list[str] = field(default_factory=list)
+    detail: str = ""                      # a failed solve in the solver's words (the console's)
 
     def figures(self) -> str:
         seg = f", {self.segments} segments" if self.segments > 1 else ""
@@ -63,7 +64,7 @@ class Outcome:
             return f"'{self.vehicle}': {self.error}"
         if self.converged:
             return f"Solved '{self.vehicle}': {self.figures()}"
-        return f"'{self.vehicle}' did not converge ({self.status}: {self.message}); {self.figures()}"
+        return f"{self.message} (did not converge: {self.status.replace('_', ' ')}; details in the console)"
 
 
 # ----------------------------------------------------------------------------- segments
@@ -141,6 +142,14 @@ def join(pieces: list) -> object:
 
 # ----------------------------------------------------------------------------- solving
 
+def _explain(problem, segment, trajectory, result) -> str:
+    """A failed segment in the artist's terms (core.shot.explain), from the solver's structured failure."""
+    from ..core.shot.explain import Failure, explain
+    f = result.failure
+    failure = None if f is None else Failure(f["group"], f["instance"], f["node"], f["value"])
+    return explain(problem.vehicle, failure, segment, problem, trajectory, result.status)
+
+
 def _frames(segment) -> str:
     from ..core.shot.frames import fmt_frame
     return f"{fmt_frame(segment.frame_start)}–{fmt_frame(segment.frame_end)}"
@@ -194,10 +203,12 @@ def solve(problem, progress=None, iteration=None) -> Outcome:
         out.solved_segments = i + 1
         if not result.converged:
             all_converged = False
-            where = "" if len(problem.segments) == 1 else \
-                f", in frames {_frames(segment)}"
             out.status = result.status
-            out.message = problem.describe(result.message, segment) + where
+            out.message = _explain(problem, segment, trajectory, result)
+            out.detail = problem.describe(result.message, segment)
+            print(f"Vehicle Motion: '{problem.vehicle}', frames {_frames(segment)}: {result.status}: {out.detail} "
+                  f"(cost {result.cost:.6g}, max constraint violation {result.max_constraint_violation:.2g}, "
+                  f"{result.iterations} iterations, {result.wall_time_s:.2f} s, {result.backend})")  # for the console
             break
     out.wall_time_s = time.perf_counter() - t0
     if out.error:

@@ -31,6 +31,7 @@ their columns are dropped, so the solvers see only free variables.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -800,6 +801,24 @@ class NLP:
                 return f"{g.name} ({label})", float(v[i])
         return "", float(v[i])
 
+    def worst_detail(self, z: np.ndarray) -> dict[str, Any] | None:
+        """Where the largest constraint violation is, as data for the caller to name in its own terms:
+        ``group`` (name), ``instance`` (index within the group), ``label``, ``node`` (the node, or the
+        first node of the step, the label names; None if it names none) and ``value``. None when no
+        constraint is violated."""
+        v = self.violations(z)
+        if not len(v) or float(np.max(v)) == 0.0:
+            return None
+        i = int(np.argmax(v))
+        for g, r0 in zip(self.constraints, self.row0):
+            if r0 <= i < r0 + g.K * g.m:
+                k = (i - r0) // g.m
+                label = g.labels[k] if g.labels is not None else f"instance {k}"
+                m = _NODE_LABEL.search(label)
+                return {"group": g.name, "instance": int(k), "label": label,
+                        "node": None if m is None else int(float(m.group(1))), "value": float(v[i])}
+        return None
+
     def group_violations(self, z: np.ndarray) -> dict[str, float]:
         v = self.violations(z)
         out: dict[str, float] = {}
@@ -807,6 +826,9 @@ class NLP:
             seg = v[r0:r0 + g.K * g.m]
             out[g.name] = max(out.get(g.name, 0.0), float(np.max(seg, initial=0.0)))
         return out
+
+
+_NODE_LABEL = re.compile(r"\b(?:node|step) (\d+(?:\.\d+)?)")
 
 
 def check_finite(name: str, a: np.ndarray) -> None:

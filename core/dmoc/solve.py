@@ -85,12 +85,16 @@ class SolveResult:
     backend: str
     worst_group: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    failure: dict[str, Any] | None = None   # NLP.worst_detail of a point that is not converged
 
     def stats(self) -> dict[str, Any]:
-        return {"converged": bool(self.converged), "status": self.status, "message": self.message,
-                "cost": float(self.cost), "max_constraint_violation": float(self.max_constraint_violation),
-                "iterations": int(self.iterations), "wall_time_s": float(self.wall_time_s),
-                "backend": self.backend, **self.extra}
+        out = {"converged": bool(self.converged), "status": self.status, "message": self.message,
+               "cost": float(self.cost), "max_constraint_violation": float(self.max_constraint_violation),
+               "iterations": int(self.iterations), "wall_time_s": float(self.wall_time_s),
+               "backend": self.backend, **self.extra}
+        if self.failure is not None:
+            out["failure"] = dict(self.failure)
+        return out
 
 
 class _Tracker:
@@ -231,6 +235,7 @@ def _result(nlp: NLP, z: np.ndarray, converged: bool, status: str, msg: str, ite
     return SolveResult(z=np.array(z, dtype=float), converged=converged, status=status, message=msg,
                        cost=float(ev.cost), max_constraint_violation=viol, iterations=int(iters),
                        wall_time_s=time.perf_counter() - t0, backend=backend, worst_group=worst,
+                       failure=None if converged else nlp.worst_detail(z),
                        extra={"variables": nlp.n, "constraints": nlp.m, "tol": tol,
                               "jacobian_nonzeros": nlp.jac_pattern.nnz,
                               "hessian_nonzeros": nlp.hess_pattern.nnz})

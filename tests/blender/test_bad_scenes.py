@@ -144,8 +144,9 @@ def test_not_a_vehicle_greys_out_solve(empty_scene, vm):
 def test_solve_that_does_not_converge(tunnel):
     scene, car = tunnel
     scene.vehicle_motion.max_iter = 3
-    refused(car, r"'Car' did not converge \(iteration_limit: iteration limit of 3 reached.*\); cost .*"
-                 r"nothing stored or baked \(enable Bake Best Attempt to keep it\)")
+    refused(car, r"'Car' ran out of iterations \(Solve Settings › Max Iterations\) before it met every key.* "
+                 r"\(did not converge: iteration limit; details in the console\); nothing stored or baked "
+                 r"\(enable Bake Best Attempt to keep it\)")
     assert "did not converge" in scene.vehicle_motion.last_report
     # asked for: the best attempt is stored and baked, with a warning
     assert bpy.ops.vehicle_motion.solve_trajectory(bake_best_attempt=True) == {"FINISHED"}

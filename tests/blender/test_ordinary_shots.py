@@ -169,3 +169,29 @@ def test_an_impossible_timing_is_refused_before_solving_in_the_artists_words(emp
                             "with its Max Torque of 2000 N·m it covers at most 10.9 m: add about 17 frames, "
                             "move the key, or raise Max Torque")
     assert car.animation_data.action == action and not car.vehicle_motion.is_baked
+
+
+def test_a_failed_solve_names_frames_and_the_limits_that_bind(empty_scene, capsys):
+    """A slalom at 10 m/s with gates 7.6 m apart every 0.75 s: possible by distance (the check before
+    solving passes) but not by steering: the report names the frames and the settings, never the
+    solver's constraint labels (those go to the console)."""
+    scene = empty_scene
+    scene.frame_start, scene.frame_end = 1, 55
+    car = keyed_car(scene, [(1, (0.0, 0.0), 0.0), (19, (7.0, 3.0), 0.0), (37, (14.0, -3.0), 0.0),
+                            (55, (21.0, 3.0), 0.0)])
+    for frame in (19, 37, 55):  # only the positions are keyed in between
+        car.keyframe_delete("rotation_euler", frame=frame)
+    car.vehicle_motion.speed = 10.0
+    scene.vehicle_motion.solver_backend = "SCIPY"
+    scene.vehicle_motion.max_iter = 200
+    bpy.context.view_layer.objects.active = car
+    with pytest.raises(RuntimeError) as info:
+        bpy.ops.vehicle_motion.solve_trajectory()
+    message = str(info.value)
+    assert "'Car' ran out of iterations (Solve Settings › Max Iterations) before it met every key: in frames " \
+           in message
+    assert "Max Steering Rate (1.2 1/s)" in message and "add frames, move the keys apart, or raise" in message
+    for internal in ("dynamics", "eq.", "momentum", "node", "step", "violation"):
+        assert internal not in message
+    assert "dynamics" in capsys.readouterr().out  # the solver's account is on the console
+    assert not car.vehicle_motion.is_baked

@@ -223,3 +223,75 @@ def test_reach_bounds():
     assert reach(0.0, 2.0, 3.0, True, None) == pytest.approx(4.5)       # accelerate 1.5 s, brake 1.5 s
     assert reach(4.0, 2.0, 1.0, True, None) == pytest.approx(1.0)       # arrives at 2 m/s at most, brakes 1 m
     assert reach(3.0, 2.0, 3.0, False, 4.0) == pytest.approx(12.0)      # the speed limit caps it (18 m else)
+
+
+# -- failures in the artist's terms ------------------------------------------------------------------
+
+class _Motion:
+    """The fields of a Trajectory that explain() reads."""
+
+    def __init__(self, n: int, torque=None, steering=None, speed=None):
+        self.controls = {"torque": np.zeros(n - 1) if torque is None else np.asarray(torque, dtype=float),
+                         "steering_rate": np.zeros(n - 1)}
+        self.shape = {"steering_angle": np.zeros(n) if steering is None else np.asarray(steering, dtype=float),
+                      "wheel_angle": np.zeros(n)}
+        v = np.zeros((n, 3))
+        if speed is not None:
+            v[:, 0] = speed
+        self.linear_velocity = v
+
+
+def test_explain_names_the_limits_at_work_around_the_failing_frames():
+    from core.shot.explain import Failure, explain
+    shot = _car([(1.0, (0.0, 0.0), 0.0, True), (49.0, (12.0, 0.0), 0.0, True)], fps=8.0)
+    shot.parameters["max_torque"] = 2000.0
+    problem = plan(shot)
+    segment = problem.segments[0]
+    n = segment.scenario["integrator"]["steps"] + 1
+    torque = np.zeros(n - 1)
+    torque[20:26] = 1999.0                      # at Max Torque around node 23 (frame 24)
+    steering = np.zeros(n)
+    steering[22] = -0.99 * math.radians(35.0)   # and at full lock once
+    motion = _Motion(n, torque, steering)
+    text = explain("Car", Failure("dynamics: momentum (eq. 10)", 23, 23, 0.4), segment, problem, motion,
+                   "infeasible")
+    assert text == ("'Car' cannot meet every key: in frames 18–30 it needs more than Max Torque (2000 N·m) and "
+                    "Max Steering Angle (35°) allow: add frames, move the keys apart, or raise those limits")
+    calm = explain("Car", Failure("dynamics: momentum (eq. 10)", 23, 23, 0.4), segment, problem, _Motion(n),
+                   "stalled")
+    assert calm == "'Car' cannot meet every key: its motion breaks down in frames 18–30: add frames or move the " \
+                   "keys apart"
+
+
+def test_explain_names_obstacles_and_keys_by_their_objects():
+    from core.shot.explain import Failure, explain
+    boulder = ObstacleShape("Boulder", "sphere", np.array([6.0, 6.0, 0.0]), radius=1.0)
+    shot = _car([(1.0, (0.0, 0.0), 0.0, True), (25.0, (6.0, 1.0), 0.0, False), (49.0, (12.0, 0.0), 0.0, True)],
+                obstacles=[boulder])
+    problem = plan(shot)
+    segment = problem.segments[0]
+    n = segment.scenario["integrator"]["steps"] + 1
+    text = explain("Car", Failure("clearance: obstacle #1 (sphere)", 40, 10, 0.3), segment, problem, _Motion(n),
+                   "infeasible")
+    assert text == "'Car' cannot meet every key: around frame 11 it cannot keep clear of obstacle 'Boulder': " \
+                   "move the key or the obstacle, or add frames"
+    text = explain("Car", Failure("waypoint #1", 0, 24, 0.09), segment, problem, _Motion(n), "time_limit")
+    assert text == ("'Car' ran out of time (Solve Settings › Time Limit) before it met every key: it misses key of "
+                    "'Car' at frame 25 in frames 19–31: add frames or move the key")
+
+
+def test_the_solver_reports_where_it_fails_as_data():
+    """NLP.worst_detail: the group, instance, label and node of the largest violation (the same row
+    NLP.worst names), for the planner to turn into frames and objects."""
+    from core.dmoc.constraints import assemble
+    from core.dmoc.initial_guess import initial_guess
+    from core.dmoc.scenario import read
+    from core.scenario import loads
+    from tests.core.test_dmoc_problem import CAR
+    setup = read(loads(CAR.format(alpha=0.5)))
+    nlp = assemble(setup.model, setup.spec)
+    z = nlp.reduce(initial_guess(setup.model, setup.spec))
+    detail = nlp.worst_detail(z)
+    name, value = nlp.worst(z)
+    assert name == f"{detail['group']} ({detail['label']})" and detail["value"] == value > 0
+    assert detail["node"] == int(detail["label"].split()[1].rstrip(","))
