@@ -1,14 +1,13 @@
 """Scene → problem: the first step of scene → problem → solve → trajectory → F-curves.
 
-``read_problem(scene, vehicle)`` turns what an artist set up into the scenario tables of
-``core`` (the ``solve`` contract of ``core.dmoc``; ``read_simulation`` builds the
-``simulate`` contract) and the mapping between frames and trajectory time. It reads:
+``read_problem(scene, vehicle)`` gathers what an artist set up into plain data and hands it to
+``core.shot.plan``, which builds the ``solve`` scenarios (``read_simulation`` builds the
+``simulate`` contract). It gathers:
 
-* the vehicle's own keyframes (of the action it plays, or of the action it had before a
-  bake): the start state at Scene › Vehicle Motion › Start, the goal at End (when keyed
-  there), and pass-through poses at the keys in between — position always (within Key
-  Tolerance), heading or orientation where a rotation channel is keyed at that frame, and
-  speed (``vehicle_motion.speed``) at the start and the goal;
+* the vehicle's own keyframes (of the action it plays, or of the action it had before a bake):
+  the frames, the world pose at each, whether a rotation or the speed (``vehicle_motion.speed``)
+  is keyed there; the shot spans the first to the last key (``core.shot.frames.shot_range``), or
+  the add-on's own range when Own Frame Range is on;
 * obstacles: the objects of a collection named ``Obstacles`` and objects flagged as
   obstacles, each a sphere, oriented box or capsule fitted to its evaluated geometry in world
   space (modifiers, scale, rotation, parents and off-centre origins included) — the rule is
@@ -16,14 +15,13 @@
 * constraint empties (``vehicle_motion.constraint_kind``): Pass Through (radius = display
   size × world scale), Stop Here (at the empty, zero velocity), Land / Dock Here (at the
   empty, heading along its X axis, at rest), Keep Out (a sphere of the display size) and
-  Speed Limit, at the frames the empty is keyed at, at a given frame, or over the shot.
+  Speed Limit, at the frames the empty is keyed at, at a given frame, or over the shot;
+* the vehicle's collision spheres, parameters (SI; dimensions in metres whatever the Unit Scale)
+  and input limits.
 
-Timing: duration = (End − Start) / fps with fps = render.fps / fps_base, steps = (End −
-Start) × steps per frame, so trajectory node k lands on frame Start + k / steps_per_frame.
-Units: positions are world coordinates times ``unit_settings.scale_length`` (metres),
-relative to an offset (planar vehicles drive on the plane of their start height);
-``FrameMap`` maps both ways. A stop or landing between Start and End splits the shot into
-segments solved one after the other (each one's start is the previous one's end state).
+Frames ↔ seconds and scene units ↔ metres are ``core.shot.frames.FrameMap`` (fps = render.fps /
+render.fps_base; positions times ``unit_settings.scale_length``, relative to an offset: planar
+vehicles drive on the plane of their start height).
 
 Numbers: every position the reader takes (the vehicle's keys and poses, constraint empties,
 obstacle vertices) must lie within ``MAX_DISTANCE`` = 1e6 m (1000 km) of the world origin, and
