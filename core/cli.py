@@ -4,7 +4,8 @@
 Exit status of ``simulate``: 0 done (a blow-up is reported in ``stats.blew_up``), 2 bad input (one
 line on stderr naming the key; no output file created or overwritten).
 Exit status of ``solve``: 0 converged, 3 not converged (the output is still written, with
-``stats.converged = false`` and the reason in ``stats.status`` / ``stats.message``), 2 bad scenario
+``stats.converged = false`` and the reason in ``stats.status`` / ``stats.message``, unless the
+result is not finite: then nothing is written), 2 bad scenario
 (one line naming the key, nothing written).
 Every path (``--out``, ``--plot``, ``--initial``) is checked before any work; a bad one is refused
 with exit 2 and one line naming the option, and nothing is written.
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from typing import Sequence
 
-from .errors import ScenarioError, VehicleMotionError
+from .errors import ScenarioError, VehicleMotionError, one_line
 from .outputs import check_plot_path, check_writable, commit, staged
 
 INITIAL_WHERE = "initial trajectory"  # where solve_scenario names a warm start it cannot use
@@ -46,18 +48,22 @@ def build_parser() -> argparse.ArgumentParser:
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        # Every path is checked before any work: a bad one is refused and nothing is written.
-        out = check_writable(args.out, "--out")
-        if args.command == "simulate":
-            from .scenario import load
-            from .simulation import simulate
+        # A run that breaks down numerically says so in its status (simulate: stats.blew_up; solve:
+        # numerical_failure), not in numpy's overflow warnings on stderr.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            # Every path is checked before any work: a bad one is refused and nothing is written.
+            out = check_writable(args.out, "--out")
+            if args.command == "simulate":
+                from .scenario import load
+                from .simulation import simulate
 
-            traj = simulate(load(args.scenario))
-            _write(traj, out)
-            return EXIT_OK
-        return _solve(args, out)
+                traj = simulate(load(args.scenario))
+                _write(traj, out)
+                return EXIT_OK
+            return _solve(args, out)
     except VehicleMotionError as exc:  # ScenarioError included: one line naming the key or option
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 
@@ -94,6 +100,12 @@ def _solve(args: argparse.Namespace, out: str) -> int:
         raise
     if setup.options.backend == "ipopt" and not ipopt_available():  # pragma: no cover - solve refuses first
         raise ScenarioError("[solver] backend", "ipopt needs cyipopt, which is not installed")
+    try:
+        traj.to_json()
+    except VehicleMotionError:  # NaN never reaches a file: a breakdown is a failed solve with nothing written
+        print(f"numerical_failure: the optimiser broke down (its result is not finite; {result.status}: "
+              f"{one_line(result.message)}); nothing written", file=sys.stderr)
+        return EXIT_NOT_CONVERGED
     if plot is None:
         _write(traj, out)
     else:

@@ -134,6 +134,11 @@ class Trajectory:
         if not isinstance(data, dict):
             raise VehicleMotionError("not a trajectory (expected a JSON object)")
         traj = cls.from_dict(data)
+        big = [k for k, a in (("time", traj.time), ("position", traj.position),
+                              ("linear_velocity", traj.linear_velocity), ("angular_velocity", traj.angular_velocity),
+                              *traj.controls.items(), *traj.shape.items()) if a.size and np.max(np.abs(a)) > 1e15]
+        if big:
+            raise VehicleMotionError(f"trajectory: {big[0]} has values beyond 1e15 in magnitude")
         n = len(traj.time) if traj.time.ndim == 1 else -1
         per_node = (traj.position, traj.orientation, traj.angular_velocity, traj.linear_velocity)
         if n < 2 or any(a.shape[:1] != (n,) for a in per_node):

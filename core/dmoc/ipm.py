@@ -221,6 +221,8 @@ class KKTSystem:
         data_r[self._diag_slot_c] -= np.where(dcc > 0, np.minimum(DELTA_REG, 1e-2 * dcc), DELTA_REG)
         self.factorizations += 1
         self.lu = None
+        if not np.isfinite(data_r).all():
+            return -1  # SuperLU may crash on inf/NaN (seen: a segfault in gstrf); the caller reports a failure
         try:
             lu, d = self._lu_and_pivots(data_r)
         except RuntimeError:

@@ -153,7 +153,7 @@ def check_number(value: Any, where: str, *, positive: bool = False, nonnegative:
     if nonnegative and value < 0:
         raise ScenarioError(where, f"must not be negative, got {value}")
     if low is not None and value < low:
-        raise ScenarioError(where, f"must be at least {low}, got {value}")
+        raise ScenarioError(where, f"must be at least {_plain_number(low)}, got {_plain_number(value)}")
     if high is not None and value > high:
         raise ScenarioError(where, f"must be at most {_plain_number(high)}, got {_plain_number(value)}")
     if abs(value) > MAX_MAGNITUDE:

@@ -11,6 +11,7 @@ from ..lie import quaternion
 from . import Table
 
 MAX_STEPS = 10_000_000
+MIN_DT = 1e-6   # s: a microsecond; finer steps only collect round-off
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ def read_integrator(root: Table, methods: Sequence[str], default_method: str | N
         method = t.string("method", choices=methods)
     else:
         method = t.string("method", default_method, choices=methods)
-    dt = t.number("dt", positive=True)
+    dt = t.number("dt", positive=True, low=MIN_DT)
     steps = t.number("steps", integer=True, low=1, high=MAX_STEPS)
     alpha = t.number("alpha", 0.5, low=0.0, high=1.0) if with_alpha else 0.5
     t.finish()
