@@ -3,7 +3,10 @@
 ``bake`` keys, at every frame, the vehicle object's location and rotation (in its own
 rotation mode, in its parent's space) and the rotation of the child objects assigned to
 its roles (wheels spin, knuckles steer, rotors spin and tilt, …) into NEW actions; the
-actions the objects played before are kept and ``clear_bake`` puts them back.
+actions the objects played before are kept and ``clear_bake`` puts them back. A trajectory
+of a point off the object's origin (``stats["body_offset"]``: a car's rear axle in the body
+frame) places the object at trajectory pose × offset⁻¹; a car's wheels listed in
+``stats["wheels"]`` each spin along their own path (:func:`wheel_shapes`).
 
 Everything is computed before the scene is touched, so an error leaves it unchanged; the
 keys are written in bulk (``keyframe_points.add`` + ``foreach_set``) with LINEAR
@@ -32,8 +35,10 @@ _AXES = {
 # Shape channels that drive each child role, per vehicle type; the first one the trajectory
 # has wins, a leading "-" negates it. Car (core.vehicles.car): wheel_angle ψ is the rear
 # wheels' rolling angle, steering_angle φ; "front_wheel_roll" is derived (front wheels roll
-# 1/cos φ as far). Snakeboard: wheel_angle is the foot plates' angle φ (front +φ, rear −φ),
-# rotor_angle the rider's twist. Helicopter: rotor spins, plus the main rotor's tilt.
+# 1/cos φ as far); a trajectory that knows the car's wheels (stats["wheels"]) gives each
+# wheel its own wheel_angle_<rear_left …> (wheel_shapes). Snakeboard: wheel_angle is the foot
+# plates' angle φ (front +φ, rear −φ), rotor_angle the rider's twist. Helicopter: rotor spins,
+# plus the main rotor's tilt.
 ROLE_CHANNELS: dict[str, dict[str, tuple[str, ...]]] = {
     "CAR": {
         "wheel_rear_left": ("wheel_angle_rear_left", "wheel_angle"),
@@ -125,22 +130,6 @@ def _lerp(values: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
         return np.repeat(values, len(i), axis=0)
     uu = u.reshape((-1,) + (1,) * (values.ndim - 1))
     return values[i] * (1.0 - uu) + values[i + 1] * uu
-
-
-def _slerp(q: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Spherical interpolation of sign-continuous unit quaternions q (N, 4) at (i, u)."""
-    if len(q) == 1:
-        return np.repeat(q, len(i), axis=0)
-    q0, q1 = q[i], q[i + 1]
-    dot = np.clip(np.sum(q0 * q1, axis=-1), -1.0, 1.0)
-    q1 = np.where(dot[:, None] < 0, -q1, q1)
-    theta = np.arccos(np.abs(dot))
-    small = theta < 1e-6
-    s = np.sin(np.where(small, 1.0, theta))
-    w0 = np.where(small, 1.0 - u, np.sin((1.0 - u) * theta) / s)
-    w1 = np.where(small, u, np.sin(u * theta) / s)
-    out = w0[:, None] * q0 + w1[:, None] * q1
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
 
 
 def _unwrap_if_wrapped(angle: np.ndarray) -> np.ndarray:
@@ -255,10 +244,16 @@ def _parent_space(obj, scene, frames: np.ndarray) -> np.ndarray | None:
     frame, subframe = scene.frame_current, scene.frame_subframe
     try:
         for k, f in enumerate(frames):
-            scene.frame_set(int(f))
+            whole = math.floor(f)
+            scene.frame_set(int(whole), subframe=float(f - whole))
             out[k] = np.array(space(obj))
     finally:
         scene.frame_set(frame, subframe=subframe)
+    bad = np.flatnonzero(~np.isfinite(out).all(axis=(1, 2)))
+    if bad.size:
+        from ..core.shot.frames import fmt_frame
+        raise _error(f"cannot bake '{obj.name}': its parent '{obj.parent.name}' has a transform that is not a "
+                     f"finite number at frame {fmt_frame(float(frames[bad[0]]))}: fix the parent's keys")
     return out
 
 
@@ -268,10 +263,13 @@ def _body_channels(obj, scene, trajectory, times, frames) -> _Channels:
     t = np.asarray(trajectory.time, dtype=float)
     i, u = _intervals(t, times)
     position = _lerp(trajectory.position, i, u)
-    orientation = _slerp(quaternion.make_continuous(quaternion.normalize(trajectory.orientation)), i, u)
+    orientation = quaternion.slerp(quaternion.make_continuous(quaternion.normalize(trajectory.orientation)), i, u)
 
     parent = _parent_space(obj, scene, frames)
     rotation = quaternion.to_matrix(orientation)
+    offset = _body_offset(trajectory)
+    if offset is not None:  # the trajectory is of a point off the origin (a car's rear axle): put the object back
+        position = position - rotation @ offset
     if parent is not None:
         inv = np.linalg.inv(parent)
         location = np.einsum("kij,kj->ki", inv[:, :3, :3], position) + inv[:, :3, 3]
@@ -289,7 +287,62 @@ def _body_channels(obj, scene, trajectory, times, frames) -> _Channels:
     return _Channels(obj, curves, rest)
 
 
+def _body_offset(trajectory) -> np.ndarray | None:
+    """``stats["body_offset"]``: the point the trajectory follows in the body frame from the object's
+    origin (scene units; a car's rear axle, core.shot.car_geometry); None when it is the origin."""
+    value = trajectory.stats.get("body_offset") if isinstance(trajectory.stats, dict) else None
+    if value is None:
+        return None
+    try:
+        offset = np.asarray(value, dtype=float).reshape(3)
+    except (TypeError, ValueError):
+        raise _error(f"bake: the trajectory's body offset {value!r} is not three numbers") from None
+    if not np.all(np.isfinite(offset)):
+        raise _error("bake: the trajectory's body offset has NaN or infinite values")
+    return offset if np.any(offset) else None
+
+
 # ----------------------------------------------------------------------------- children
+
+def _heading(trajectory) -> np.ndarray:
+    """The planar heading at each node (continuous): the trajectory's, or the yaw of its orientation."""
+    from ..core.lie import quaternion
+    if trajectory.heading is not None and len(trajectory.heading) == len(trajectory.time):
+        return np.asarray(trajectory.heading, dtype=float)
+    r = quaternion.to_matrix(quaternion.normalize(np.asarray(trajectory.orientation, dtype=float)))
+    return np.unwrap(np.arctan2(r[:, 1, 0], r[:, 0, 0]))
+
+
+def wheel_shapes(vehicle_type: str, trajectory) -> dict:
+    """The trajectory's shape channels, plus — for a car whose trajectory knows its wheels
+    (``stats["wheels"]``: each wheel's centre from the rear axle, radius, spin sign, steered) — each
+    wheel's own spin ``wheel_angle_<rear_left …>`` along its own path (core.shot.car_geometry.wheel_spins:
+    left and right differ in turns, front wheels roll along their steered heading), starting from
+    ``wheel_angle``'s first value. ``wheel_angle`` itself (the rear axle's spin) is left as it is."""
+    shape = dict(trajectory.shape)
+    wheels = trajectory.stats.get("wheels") if isinstance(trajectory.stats, dict) else None
+    if vehicle_type != "CAR" or not wheels:
+        return shape
+    from ..core.shot.car_geometry import wheel_spins
+    try:
+        tables = {role: {"centre": [float(x) for x in w["centre"]][:3], "radius": float(w["radius"]),
+                         "spin_sign": float(w.get("spin_sign", 1.0)), "steered": bool(w.get("steered", False))}
+                  for role, w in dict(wheels).items() if role in CHILD_ROLES}
+    except (TypeError, ValueError, KeyError, AttributeError):
+        raise _error("bake: the trajectory's wheels (stats) are damaged") from None
+    for role, w in tables.items():
+        if not (w["radius"] > 0 and math.isfinite(w["radius"])) or not all(map(math.isfinite, w["centre"])) \
+                or len(w["centre"]) < 2:
+            raise _error(f"bake: the trajectory's {role.replace('_', ' ')} has a bad centre or radius")
+    steering = shape.get("steering_angle")
+    if steering is not None and len(np.asarray(steering).reshape(-1)) != len(trajectory.time):
+        steering = None
+    spins = wheel_spins(trajectory.position, _heading(trajectory), steering, tables)
+    start = float(np.asarray(shape["wheel_angle"], dtype=float).reshape(-1)[0]) if "wheel_angle" in shape else 0.0
+    for role, angle in spins.items():
+        shape.setdefault("wheel_angle_" + role[len("wheel_"):], start + angle)
+    return shape
+
 
 def _shape_series(shape: dict, name: str) -> np.ndarray | None:
     sign = 1.0
@@ -489,11 +542,12 @@ def bake(obj, trajectory, *, frame_start: float = 1, fps: float = 24.0, times=No
     plan = [_body_channels(obj, scene, trajectory, times, frames)]
     seen = {obj.name}
     vehicle_type = _vehicle_type(obj, trajectory)
+    shape = wheel_shapes(vehicle_type, trajectory)
     for role in CHILD_ROLES_BY_TYPE[vehicle_type]:
         child = getattr(obj.vehicle_motion, role)
         if child is None or child.name in seen:
             continue
-        channels = _child_channels(obj, vehicle_type, role, child, trajectory.shape, t, i, u)
+        channels = _child_channels(obj, vehicle_type, role, child, shape, t, i, u)
         if channels is not None:
             plan.append(channels)
             seen.add(child.name)

@@ -178,10 +178,22 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
                                              "snakeboard: one foot plate with its wheels about its pivot (kg·m²)")
     # Car
     wheel_radius: FloatProperty(name="Wheel Radius (m)", default=0.30, min=1e-3,
-                                description="Radius of the driven wheels (metres, whatever the scene's Unit Scale)")
+                                description="Radius of the driven wheels (metres, whatever the scene's Unit Scale); "
+                                            "used with Geometry: Typed Values, and for wheels that are empties")
     wheelbase: FloatProperty(name="Wheelbase (m)", default=2.55, min=1e-3,
                              description="Distance between the front and rear axles (metres, whatever the "
-                                         "scene's Unit Scale)")
+                                         "scene's Unit Scale); used with Geometry: Typed Values, or when the "
+                                         "wheel objects give none")
+    car_geometry: EnumProperty(
+        name="Geometry", default="WHEELS",
+        description="Where the car's wheel radius, wheelbase and rear axle come from",
+        items=[("WHEELS", "From the Wheels",
+                "Measure the wheel objects' geometry on the body: the rear axle (the point the car drives, midway "
+                "between the rear wheels, on the ground), the wheelbase and each wheel's radius; a wheel that "
+                "is an empty gives its centre only and uses Wheel Radius"),
+               ("TYPED", "Typed Values",
+                "Use Wheel Radius and Wheelbase as typed (the rear axle still sits midway between the rear "
+                "wheel objects, when there are both)")])
     yaw_inertia: FloatProperty(name="Yaw Inertia", default=1700.0, min=1e-6,
                                description="Moment of inertia about the vertical axis (kg·m²)")
     max_steering_angle: FloatProperty(name="Max Steering Angle", subtype="ANGLE",
@@ -209,10 +221,20 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
     # Helicopter
     main_rotor_offset: FloatProperty(name="Main Rotor Height (m)", default=1.2, min=1e-3,
                                      description="Main rotor hub height above the centre of mass (metres, "
-                                                 "whatever the scene's Unit Scale)")
+                                                 "whatever the scene's Unit Scale); used with Rotor Hubs: Typed "
+                                                 "Values, or without a Main Rotor object")
     tail_rotor_offset: FloatProperty(name="Tail Rotor Arm (m)", default=4.5, min=1e-3,
                                      description="Tail rotor distance behind the centre of mass (metres, "
-                                                 "whatever the scene's Unit Scale)")
+                                                 "whatever the scene's Unit Scale); used with Rotor Hubs: Typed "
+                                                 "Values, or without a Tail Rotor object")
+    rotor_geometry: EnumProperty(
+        name="Rotor Hubs", default="PARTS",
+        description="Where the helicopter's main rotor height and tail rotor arm come from",
+        items=[("PARTS", "From the Parts",
+                "Measure the Main Rotor and Tail Rotor objects (their origins, the hubs) against the centre of "
+                "mass (the volume centroid of the body's closed mesh, else the body's origin): the hub's height "
+                "above it and the tail rotor's distance behind it"),
+               ("TYPED", "Typed Values", "Use Main Rotor Height and Tail Rotor Arm as typed")])
     max_tilt: FloatProperty(name="Max Tilt", subtype="ANGLE", default=math.radians(10.0),
                             min=0.0, max=math.radians(89.0),
                             description="Largest main rotor tilt, pitch and roll")

@@ -6,18 +6,30 @@
 
 * the vehicle's own keyframes (of the action it plays, or of the action it had before a bake):
   the frames, the world pose at each, whether a rotation or the speed (``vehicle_motion.speed``)
-  is keyed there; the shot spans the first to the last key (``core.shot.frames.shot_range``), or
-  the add-on's own range when Own Frame Range is on;
+  is keyed there; the shot spans the first to the last key (``core.shot.frames.shot_range``; a
+  Land / Dock empty's frame counts as a key, so a start key and a landing make a shot), or the
+  add-on's own range when Own Frame Range is on;
 * obstacles: the objects of a collection named ``Obstacles`` and objects flagged as
   obstacles, each a sphere, oriented box or capsule fitted to its evaluated geometry in world
   space (modifiers, scale, rotation, parents and off-centre origins included) — the rule is
   in :meth:`_Reader.obstacles`;
 * constraint empties (``vehicle_motion.constraint_kind``): Pass Through (radius = display
   size × world scale), Stop Here (at the empty, zero velocity), Land / Dock Here (at the
-  empty, heading along its X axis, at rest), Keep Out (a sphere of the display size) and
+  empty, heading along its X axis and, for a helicopter or boat, level as the empty: its
+  pose; at rest), Keep Out (a sphere of the display size) and
   Speed Limit, at the frames the empty is keyed at, at a given frame, or over the shot;
-* the vehicle's collision spheres, parameters (SI; dimensions in metres whatever the Unit Scale)
-  and input limits.
+* the vehicle's collision spheres and real geometry (:meth:`_Reader.vehicle_geometry`: its
+  evaluated mesh vertices in the body frame, a rotor swept over a turn; a key touching an
+  obstacle is measured with them, ``core.shot.contacts``), parameters (SI; dimensions in metres
+  whatever the Unit Scale) and input limits;
+* a boat's hull: its own evaluated mesh when it is closed (else the default hull, with a warning),
+  centred on its volume centroid — the centre of mass the solve plans, the origin may be anywhere
+  (the rule is in :meth:`_Reader.boat_hull`);
+* a car's geometry from its wheel objects (:meth:`_Reader.measure_car`, the rule in
+  ``core.shot.car_geometry``): the rear axle it drives (midway between the rear wheels, on the
+  ground), its wheelbase and each wheel's radius — its origin may be anywhere: keys are moved
+  to the rear axle and the bake puts the object back (``FrameMap.body_offset``); Geometry ›
+  Typed Values uses Wheel Radius and Wheelbase instead.
 
 Frames ↔ seconds and scene units ↔ metres are ``core.shot.frames.FrameMap`` (fps = render.fps /
 render.fps_base; positions times ``unit_settings.scale_length``, relative to an offset: planar
@@ -47,8 +59,10 @@ import mathutils
 import numpy as np
 
 from ..core.errors import VehicleMotionError
+from ..core.shot import car_geometry
 from ..core.shot.frames import FrameMap, bake_frames, fmt_frame, same_frame, scene_fps, shot_range
-from ..core.shot.geometry import MIN_SIZE, ObstacleShape, fit_shape, floats, polar, quaternion_of, yaw
+from ..core.shot.geometry import (MIN_SIZE, ObstacleShape, fit_shape, fit_spheres, floats, polar, quaternion_of,
+                                  rotor_disc, swept, yaw)
 from ..core.shot.plan import (KIND_LABELS, MAX_STEPS, TIMED_KINDS, Constraint, KeyPose, Problem, Segment,
                               ShotError, ShotInput, ShotSettings, check_steps, plan)
 from . import action_compat
@@ -72,6 +86,8 @@ TYPE_LABELS = {"FONT": "text", "META": "metaball", "CURVES": "hair curves object
                "GREASEPENCIL": "grease pencil object", "GPENCIL": "grease pencil object",
                "LIGHT_PROBE": "light probe"}
 MAX_DISTANCE = 1e6   # m: positions within 1000 km of the world origin
+WHEEL_AXES = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0),   # Wheel Axis → local vector
+              "NEG_X": (-1.0, 0.0, 0.0), "NEG_Y": (0.0, -1.0, 0.0), "NEG_Z": (0.0, 0.0, -1.0)}
 MAX_SPEED = 1e4      # m/s: speeds up to 10 km/s
 
 LOCATION_PATHS = frozenset({"location", "delta_location"})
@@ -92,6 +108,7 @@ VEHICLE_KEYS: dict[str, tuple[str, ...]] = {
     "RIGID_BODY": ("mass", "inertia", "gravity"),
 }
 BOAT_THRUSTERS = 2  # the default hull's two transom thrusters (core.scenario.boat)
+BOAT_HULL_FACES = 1000  # a boat mesh with more triangles floats on its convex hull of at most this many
 
 # Control channels (custom properties keyed on the vehicle) for Simulate, and their limits.
 CONTROL_CHANNELS: dict[str, tuple[str, ...]] = {
@@ -373,6 +390,28 @@ def _world_vertices(obj, depsgraph) -> np.ndarray:
     return co @ m[:3, :3].T + m[:3, 3]
 
 
+def _metres(x: float) -> str:
+    """A distance for a message: 3 significant digits, 0 below a micrometre (round-off)."""
+    return f"{x:.3g}" if abs(x) >= 1e-6 else "0"
+
+
+def _mesh_triangles(ob) -> tuple[np.ndarray, np.ndarray]:
+    """Local vertices (N, 3) and triangles (M, 3) of an evaluated object's geometry: quads and n-gons split
+    (``loop_triangles``); empty arrays without geometry."""
+    mesh = ob.to_mesh()
+    try:
+        if mesh is None or not len(mesh.vertices):
+            return np.zeros((0, 3)), np.zeros((0, 3), dtype=np.int64)
+        co = np.empty(3 * len(mesh.vertices))
+        mesh.vertices.foreach_get("co", co)
+        mesh.calc_loop_triangles()
+        tris = np.empty(3 * len(mesh.loop_triangles), dtype=np.int32)
+        mesh.loop_triangles.foreach_get("vertices", tris)
+    finally:
+        ob.to_mesh_clear()
+    return co.reshape(-1, 3), tris.reshape(-1, 3).astype(np.int64)
+
+
 # ----------------------------------------------------------------------------- the reader
 
 class _Reader:
@@ -404,11 +443,12 @@ class _Reader:
         check_steps(fm)
         return fm
 
-    def solve_range(self, key_frames: list[float]) -> tuple[float, float]:
-        """The vehicle's first to last key (clipped to the scene's range), or the add-on's own range."""
+    def solve_range(self, key_frames: list[float], landings: list[float] = ()) -> tuple[float, float]:
+        """The vehicle's first to last key or landing (clipped to the scene's range), or the add-on's own range."""
         scene = self.scene
         try:
-            start, end, warnings = shot_range(key_frames, (scene.frame_start, scene.frame_end), self.override())
+            start, end, warnings = shot_range(key_frames, (scene.frame_start, scene.frame_end), self.override(),
+                                              goal_frames=landings)
         except ShotError:
             raise
         except VehicleMotionError as exc:
@@ -473,49 +513,281 @@ class _Reader:
                                  "an Euler order")
 
     def collision_spheres(self) -> np.ndarray:
-        """Spheres (body frame, metres) along the body's length covering the bounding box of
-        the vehicle's meshes (body and parts) at the current evaluation."""
+        """Spheres (body frame, metres) of the vehicle's meshes at the current evaluation (the rule is
+        core.shot.geometry.fit_spheres): a row along the body covering the bounding box of the body and
+        its parts, except a helicopter's main rotor, whose swept disc gets spheres that reach no lower
+        than the body. Gathers the vehicle's real geometry too (:meth:`body_vertices`)."""
+        spheres, self._vertices = self.vehicle_geometry()
+        return spheres
+
+    def body_vertices(self) -> np.ndarray | None:
+        """The vehicle's evaluated mesh vertices in the body frame (metres; spinning rotors swept over a
+        turn), for the clearance of keys touching an obstacle; None without meshes."""
+        if not hasattr(self, "_vertices"):
+            self.collision_spheres()
+        return self._vertices
+
+    def vehicle_geometry(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(collision spheres, real geometry): both in the body frame, metres, at the current evaluation."""
         obj = self.obj
         depsgraph = bpy.context.evaluated_depsgraph_get()
         m = np.array(obj.evaluated_get(depsgraph).matrix_world)
         check_pose(obj, m, self.scene.frame_current, self.scale)
         r = polar(m[:3, :3])
+        s = obj.vehicle_motion
+        rotors = {}  # role → (the rotor and its descendants, the spin axis in world)
+        for role in ("main_rotor", "tail_rotor") if self.vtype == "HELICOPTER" else ():
+            rotor = getattr(s, role)
+            if rotor is not None:
+                rm = np.array(rotor.evaluated_get(depsgraph).matrix_world)
+                axis = rm[:3, :3] @ np.array(WHEEL_AXES[getattr(s, CHILD_ROLES[role][1])])
+                rotors[role] = ({rotor, *_descendants(rotor)}, rm[:3, 3].copy(), axis)
+        in_rotor = {ob: role for role, (family, _, _) in rotors.items() for ob in family}
         parts = [ob for ob in [obj, *_descendants(obj)] if ob.type in MESH_TYPES]
-        verts = [_world_vertices(ob, depsgraph) for ob in parts]
-        verts = [v for v in verts if len(v)]
-        radius = obj.vehicle_motion.collision_radius * self.scale
-        if not verts:
-            if radius > 0:
-                return np.array([[0.0, 0.0, 0.0, radius]])
-            return np.zeros((0, 4))
-        verts = np.concatenate(verts)
-        if not np.all(np.isfinite(verts)) or float(np.max(np.linalg.norm(verts, axis=1))) * self.scale > MAX_DISTANCE:
-            raise SceneError(f"'{obj.name}' (its meshes and parts) reaches beyond {MAX_DISTANCE:g} m from the world "
-                             f"origin at frame {self.scene.frame_current}, out of range ({_range_text('m')}): "
-                             "fix its scale and location")
-        body = (verts - m[:3, 3]) @ r * self.scale
-        lo, hi = body.min(axis=0), body.max(axis=0)
-        length = hi[0] - lo[0]
-        cross = math.hypot(0.5 * (hi[1] - lo[1]), 0.5 * (hi[2] - lo[2]))
-        n = max(1, math.ceil(length / max(cross, 1e-9) - 1e-9))
-        spacing = length / n
-        fitted = math.sqrt(cross ** 2 + (0.5 * spacing) ** 2)
-        yc, zc = 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])
-        rows = [[lo[0] + (i + 0.5) * spacing, yc, zc, radius if radius > 0 else fitted] for i in range(n)]
-        return np.array(rows)
+        groups: dict[str | None, list[np.ndarray]] = {}
+        for ob in parts:
+            v = _world_vertices(ob, depsgraph)
+            if len(v):
+                groups.setdefault(in_rotor.get(ob), []).append(v)
+        everything = [v for vs in groups.values() for v in vs]
+        if everything:
+            verts = np.concatenate(everything)
+            if not np.all(np.isfinite(verts)) or \
+                    float(np.max(np.linalg.norm(verts, axis=1))) * self.scale > MAX_DISTANCE:
+                raise SceneError(f"'{obj.name}' (its meshes and parts) reaches beyond {MAX_DISTANCE:g} m from the "
+                                 f"world origin at frame {self.scene.frame_current}, out of range "
+                                 f"({_range_text('m')}): fix its scale and location")
+
+        def body_frame(v):
+            return (np.asarray(v, dtype=float).reshape(-1, 3) - m[:3, 3]) @ r * self.scale
+
+        body = body_frame(np.concatenate(groups[None])) if None in groups else np.zeros((0, 3))
+        real = [body]
+        disc = None
+        for role, (_, origin, axis) in rotors.items():
+            if role not in groups:
+                continue
+            points, o, a = body_frame(np.concatenate(groups[role])), body_frame(origin)[0], r.T @ axis
+            sweep = swept(points, o, a)
+            real.append(sweep)
+            if role == "main_rotor":
+                disc = rotor_disc(points, o, a)
+            else:  # the tail rotor's disc is small and beside the tail: part of the body's row
+                body = np.concatenate([body, sweep])
+        radius = s.collision_radius * self.scale
+        spheres = fit_spheres(body, radius, disc)
+        vertices = np.concatenate(real)
+        if len(vertices):  # the same point twice (shared by parts, swept) once: within 0.1 mm
+            vertices = np.unique(np.round(vertices, 4), axis=0)
+        return spheres, (vertices if len(vertices) else None)
+
+    def measure_car(self) -> car_geometry.CarGeometry | None:
+        """A car's rear axle (the body offset), wheelbase and wheel radii from its wheel objects'
+        evaluated world geometry relative to its body (the rule is in core.shot.car_geometry); None for
+        other vehicles. Wheels that are empties give their centres only (their radius is the typed one).
+
+        The layout is read from the current evaluation, as the collision spheres are: the wheels sit
+        rigidly on the body (they spin about their centres and steer about their knuckles), so every
+        frame gives the same layout, and the scene is not moved to another frame (which would drop
+        unkeyed edits)."""
+        if self.vtype != "CAR":
+            return None
+        obj, s = self.obj, self.obj.vehicle_motion
+        roles = [role for role in (*car_geometry.REAR, *car_geometry.FRONT) if getattr(s, role) is not None]
+        frame = self.scene.frame_current
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        body = np.array(obj.evaluated_get(depsgraph).matrix_world)
+        check_pose(obj, body, frame, self.scale)
+        local = WHEEL_AXES[s.wheel_axis]
+        wheels = {}
+        for role in roles:
+            ob = getattr(s, role)
+            m = np.array(ob.evaluated_get(depsgraph).matrix_world)
+            check_pose(ob, m, frame, self.scale)
+            own = np.array(ob.scale) * np.array(ob.delta_scale)
+            vertices = _world_vertices(ob, depsgraph) if ob.type in MESH_TYPES else None
+            wheels[role] = car_geometry.WheelInput(ob.name, m[:3, 3].copy(),
+                                                   car_geometry.spin_axis(m[:3, :3], own, local), vertices)
+        try:
+            geometry = car_geometry.measure(obj.name, body, wheels, scale=self.scale,
+                                            typed_radius=float(s.wheel_radius), typed_wheelbase=float(s.wheelbase),
+                                            use_typed=s.car_geometry == "TYPED")
+        except car_geometry.CarGeometryError as exc:
+            raise SceneError(str(exc)) from None
+        self.warnings.extend(geometry.warnings)
+        return geometry
+
+    def boat_hull(self) -> tuple[dict, np.ndarray] | None:
+        """A boat's hull from its own evaluated mesh: ([vehicle] hull keys, body offset), or None (the default
+        hull, with a warning naming the object) for other vehicles, a proxy (no mesh) or a mesh that is not
+        closed. The rule:
+
+        * the body object's evaluated mesh at the current evaluation (modifiers, scale and a negative scale
+          applied; its children — a rudder, an outboard — are not part of the hull), triangulated
+          (``loop_triangles``: quads and n-gons split), in the body frame (the object's origin and rotation),
+          metres; coincident vertices welded and each closed piece oriented outward (core.vehicles.hull.
+          repair_mesh);
+        * closed — every edge shared by exactly two faces — or the default hull: "'Boat' mesh is not closed
+          (12 open edges): it floats on a default 5 × 2 × 0.8 m hull";
+        * the centre of mass is its volume centroid (a uniform solid), so the origin may be anywhere: the hull
+          goes to core relative to it, and the centroid from the origin (body frame, scene units) is the
+          **body offset** the solve plans and the bake puts back (as a car's rear axle: keys moved by
+          rotation × offset, the object baked at trajectory pose × offset⁻¹);
+        * more than ``BOAT_HULL_FACES`` triangles (every solve step clips every one): its convex hull of at
+          most that many, with a warning giving the volume kept;
+        * a mesh that displaces less water than the Mass is refused: the boat would sink.
+        """
+        if self.vtype != "BOAT":
+            return None
+        from ..core.vehicles import hull as hulls
+        from ..core.vehicles.boat import DEFAULT_BEAM, DEFAULT_HEIGHT, DEFAULT_LENGTH
+        from ..core.vehicles.water import RHO_WATER
+        obj = self.obj
+        default = f"it floats on a default {DEFAULT_LENGTH:g} × {DEFAULT_BEAM:g} × {DEFAULT_HEIGHT:g} m hull"
+        if obj.type not in MESH_TYPES:
+            self.warnings.append(f"'{obj.name}' has no mesh ({_a(_type_label(obj))}, a proxy): {default}")
+            return None
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        ob = obj.evaluated_get(depsgraph)
+        m = np.array(ob.matrix_world)
+        check_pose(obj, m, self.scene.frame_current, self.scale)
+        co, tris = _mesh_triangles(ob)
+        if not len(tris):
+            self.warnings.append(f"'{obj.name}' mesh has no faces: {default}")
+            return None
+        if not np.all(np.isfinite(co)):
+            raise SceneError(f"'{obj.name}' mesh has vertices that are not finite numbers: fix its scale")
+        r = polar(m[:3, :3])
+        body = (co @ m[:3, :3].T) @ r * self.scale          # the origin's body frame, metres
+        fixed = hulls.repair_mesh(body, tris)
+        if not fixed.closed:
+            why = []
+            if fixed.open_edges:
+                why.append(f"{fixed.open_edges} open edge{'s' if fixed.open_edges != 1 else ''}")
+            if fixed.nonmanifold_edges:
+                why.append(f"{fixed.nonmanifold_edges} edge{'s' if fixed.nonmanifold_edges != 1 else ''} shared by "
+                           "more than two faces or wound inconsistently")
+            if not why:
+                why.append("it encloses no volume")
+            self.warnings.append(f"'{obj.name}' mesh is not closed ({', '.join(why)}): {default}")
+            return None
+        v, f = fixed.vertices, fixed.faces
+        if len(f) > BOAT_HULL_FACES:
+            v, f = hulls.convex_hull_mesh(v, BOAT_HULL_FACES)
+            kept = hulls.mesh_volume(v, f)[0]
+            self.warnings.append(f"'{obj.name}' mesh has {len(fixed.faces)} triangles: it floats on its convex hull "
+                                 f"of {len(f)} (at most {BOAT_HULL_FACES}, for the solver's speed; "
+                                 f"{kept:.3g} m³ against the mesh's {fixed.volume:.3g} m³)")
+        volume, centroid = hulls.mesh_volume(v, f)
+        mass = float(obj.vehicle_motion.mass)
+        if RHO_WATER * volume <= mass:
+            raise SceneError(f"'{obj.name}' sinks: its mesh displaces at most {RHO_WATER * volume:.4g} kg of "
+                             f"water ({volume:.4g} m³) and its Mass is {mass:g} kg: lower the Mass or scale the "
+                             "mesh up")
+        keys = {"hull_vertices": [floats(row) for row in v - centroid],
+                "hull_faces": [[int(i) for i in row] for row in f]}
+        return keys, centroid / self.scale
+
+    def measure_rotors(self) -> tuple[dict, np.ndarray] | None:
+        """A helicopter's rotor hubs from its Main Rotor / Tail Rotor objects (Rotor Hubs: From the Parts):
+        ({main_rotor_offset, tail_rotor_offset} of the rotors present, body offset of the centre of mass),
+        or None — other vehicles, Rotor Hubs: Typed Values, no rotor objects — when the typed values hold
+        and the origin is the centre of mass. The rule:
+
+        * the centre of mass is the volume centroid of the body object's closed evaluated mesh (a uniform
+          solid; core.vehicles.hull.repair_mesh), or its origin for a proxy (an empty) or an open mesh; its
+          position from the origin (body frame, scene units) is the body offset the solve plans and the
+          bake puts back (as a boat's, a car's rear axle);
+        * a hub is its rotor object's evaluated origin, in the body frame (the body's origin and rotation),
+          metres, from the centre of mass: main_rotor_offset is its height (body Z) — a hub off that
+          vertical by more than a tenth of its height is warned about (the model puts it straight above) —
+          and tail_rotor_offset the tail hub's distance behind (body −X); a main rotor not above, or a tail
+          rotor not behind, the centre of mass (a placeholder, an origin off the hub) keeps its typed value,
+          with a warning, and without any measured hub the origin stays the centre of mass;
+        * read at the current evaluation, as the collision spheres are: the rotors sit rigidly on the body
+          (they spin and tilt about their hubs), so every frame gives the same layout.
+        """
+        if self.vtype != "HELICOPTER":
+            return None
+        obj, s = self.obj, self.obj.vehicle_motion
+        rotors = {role: getattr(s, role) for role in ("main_rotor", "tail_rotor") if getattr(s, role) is not None}
+        if s.rotor_geometry == "TYPED" or not rotors:
+            return None
+        from ..core.vehicles import hull as hulls
+        frame = self.scene.frame_current
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        ob = obj.evaluated_get(depsgraph)
+        m = np.array(ob.matrix_world)
+        check_pose(obj, m, frame, self.scale)
+        r = polar(m[:3, :3])
+        centre = np.zeros(3)
+        if obj.type in MESH_TYPES:
+            co, tris = _mesh_triangles(ob)
+            if len(tris) and np.all(np.isfinite(co)):
+                fixed = hulls.repair_mesh((co @ m[:3, :3].T) @ r * self.scale, tris)
+                if fixed.closed:
+                    centre = hulls.mesh_volume(fixed.vertices, fixed.faces)[1]
+        out = {}
+        for role, rotor in rotors.items():
+            rm = np.array(rotor.evaluated_get(depsgraph).matrix_world)
+            check_pose(rotor, rm, frame, self.scale)
+            hub = (rm[:3, 3] - m[:3, 3]) @ r * self.scale - centre
+            what = f"'{rotor.name}' ({CHILD_ROLES[role][0].lower()} of '{obj.name}')"
+            if role == "main_rotor":
+                height = float(hub[2])
+                if height < 1e-3:  # a placeholder, or its origin is not at its hub
+                    self.warnings.append(f"{what} has its origin {_metres(abs(height))} m "
+                                         f"{'below' if height < -1e-6 else 'at the height of'} the centre of mass, not "
+                                         f"above it: the typed Main Rotor Height ({s.main_rotor_offset:g} m) holds "
+                                         "(put the rotor's origin at its hub)")
+                    continue
+                side = math.hypot(hub[0], hub[1])
+                if side > 0.1 * height:
+                    self.warnings.append(f"{what} has its hub {side:.3g} m off the vertical through the centre of "
+                                         f"mass: the model puts it straight above, at {height:.3g} m")
+                out["main_rotor_offset"] = height
+            else:
+                arm = float(-hub[0])
+                if arm < 1e-3:
+                    self.warnings.append(f"{what} has its origin {_metres(abs(arm))} m "
+                                         f"{'ahead of' if arm < -1e-6 else 'level with'} the centre of mass, not "
+                                         f"behind it: the typed Tail Rotor Arm ({s.tail_rotor_offset:g} m) holds (put "
+                                         "the rotor's origin at its hub)")
+                    continue
+                out["tail_rotor_offset"] = arm
+        if not out:
+            return None
+        return out, centre / self.scale
 
     # -- keys --------------------------------------------------------------------------------
-    def key_frames(self) -> list[float]:
-        """Every frame at which the vehicle's transform or speed is keyed."""
+    def key_frames(self, landings: list[float] = ()) -> list[float]:
+        """Every frame at which the vehicle's transform or speed is keyed (a single one will do when a
+        Land / Dock empty after it gives the goal: ``landings``)."""
         transform = LOCATION_PATHS | ROTATION_PATHS | SCALE_PATHS
         frames = sorted(_key_frames(self.fcurves, transform | {SPEED_PATH}))
         name = self.obj.name
         if not frames:
             raise SceneError(f"'{name}' has no keyframes: key its location at the start and at the goal")
-        if len(frames) == 1:
+        if len(frames) == 1 and not any(f > frames[0] + 1e-6 for f in landings):
             raise SceneError(f"'{name}' has a single keyframe (frame {fmt_frame(frames[0])}): key its goal "
-                             "pose too (at least a start and a goal keyframe)")
+                             "pose too (at least a start and a goal keyframe), or add a Land / Dock Here empty")
         return frames
+
+    def landing_frames(self) -> list[float]:
+        """The frames of the Land / Dock Here empties on this vehicle (keyed, or their When set to a frame):
+        a landing is a goal pose, so its frame counts as a key for the shot's frame range."""
+        out = set()
+        for ob in self.scene.objects:
+            s = ob.vehicle_motion
+            if s.constraint_kind != "LAND" or ob is self.obj or ob.type != "EMPTY":
+                continue
+            if s.constraint_vehicle is not None and s.constraint_vehicle != self.obj:
+                continue
+            if s.constraint_timing == "FRAME":
+                out.add(float(s.constraint_frame))
+            elif s.constraint_timing != "SHOT":
+                out.update(_key_frames([fc for fc in _fcurves(ob) if not fc.mute]))
+        return sorted(out)
 
     def keys(self, frames: list[float]) -> list[KeyPose]:
         """The vehicle's pose at each keyed frame inside the range (and at its start frame)."""
@@ -604,8 +876,9 @@ class _Reader:
                 c = Constraint(ob.name, kind, None if kind in ("KEEP_OUT", "SPEED_LIMIT") else frame,
                                position=m[:3, 3].copy(), radius=size)
                 c.forward = polar(m[:3, :3])[:, 0]
-                if kind == "LAND":
+                if kind == "LAND":  # the vehicle's pose on landing: heading along X, level as the empty
                     c.heading = yaw(polar(m[:3, :3]))
+                    c.orientation = tuple(quaternion_of(polar(m[:3, :3])))
                     c.speed = 0.0
                 elif kind == "STOP":
                     c.speed = 0.0
@@ -741,6 +1014,14 @@ class _Reader:
             raise SceneError(f"obstacle '{ob.name}' has no size (it spans {span:.3g} m; {scale}): give it a size "
                              f"along at least one axis, or remove it from the {OBSTACLE_COLLECTION} collection")
 
+    def check_all_keys(self) -> None:
+        """The vehicle's keys and its parents' (they move it between its own keys) are sane numbers."""
+        check_keys(self.obj, self.fcurves, self.scale)
+        ob = self.obj.parent
+        while ob is not None:
+            check_keys(ob, [fc for fc in _fcurves(ob) if not fc.mute], self.scale)
+            ob = ob.parent
+
     # -- the problem --------------------------------------------------------------------------
     def problem(self) -> Problem:
         """Gather the shot (keys, empties, obstacles, the vehicle) and plan it (core.shot)."""
@@ -754,15 +1035,25 @@ class _Reader:
                              f"{s.integrator.replace('_', ' ').title()})")
         self.check_parts()
         self.check_parameters()
-        check_keys(obj, self.fcurves, self.scale)
-        frames = self.key_frames()
-        self.fm = self.frame_map(*self.solve_range(frames))
+        self.check_all_keys()
+        landings = self.landing_frames()
+        frames = self.key_frames(landings)
+        self.fm = self.frame_map(*self.solve_range(frames, landings))
         keys = self.keys(frames)
         shot = ShotInput(
             vehicle=obj.name, vehicle_type=self.vtype, core_type=self.core_type, frame_map=self.fm, keys=keys,
             empties=self.empties(), obstacles=self.obstacles(), spheres=self.collision_spheres(),
             parameters=self.parameters(), input_limits=self.input_limits(), settings=self.shot_settings(),
             warnings=self.warnings)
+        shot.vertices = self.body_vertices()
+        geometry = self.measure_car()
+        if geometry is not None:  # the solve plans the rear axle: keys and spheres are moved to it (core.shot)
+            shot.parameters.update(wheel_radius=geometry.wheel_radius, wheelbase=geometry.wheelbase)
+            shot.body_offset, shot.wheels = geometry.body_offset, geometry.wheel_tables()
+        centred = self.boat_hull() or self.measure_rotors()
+        if centred is not None:  # a boat's own hull, a helicopter's rotor hubs: the solve plans the centre of mass
+            shot.parameters.update(centred[0])
+            shot.body_offset = centred[1]
         try:
             return plan(shot)
         except SceneError:
@@ -800,12 +1091,20 @@ class _Reader:
     def simulation(self) -> SimulationProblem:
         self.fm = self.frame_map(*self.scene_range())
         obj, fm, s = self.obj, self.fm, self.settings
-        if self.vtype == "CAR":
-            self.check_parts()
+        self.check_parts()
         self.check_parameters()
-        check_keys(obj, self.fcurves, self.scale)
+        self.check_all_keys()
         start_pos, start_r = self.vehicle_pose(fm.frame_start)
         speed = _speed_at(obj, fm.frame_start) * self.scale
+        geometry = self.measure_car()
+        if geometry is not None:  # the car model moves its rear axle: start there, bake the object back
+            start_pos = car_geometry.to_rear_axle(start_pos, start_r, geometry.body_offset)
+            fm.body_offset = tuple(float(x) for x in geometry.body_offset)
+            fm.wheels = geometry.wheel_tables()
+        centred = self.boat_hull() or self.measure_rotors()
+        if centred is not None:  # a boat's own hull, a helicopter's rotor hubs: start at the centre of mass
+            start_pos = start_pos + start_r @ centred[1]
+            fm.body_offset = tuple(float(x) for x in centred[1])
         if self.planar:
             fm.offset = (0.0, 0.0, float(start_pos[2]))
         p = fm.to_solve(start_pos)
@@ -817,7 +1116,7 @@ class _Reader:
         integrator: dict = {"dt": fm.dt, "steps": fm.steps}
         if self.vtype == "CAR":
             initial = {"position": floats(p[:2]), "heading": float(heading),
-                       "wheel_rate": speed / obj.vehicle_motion.wheel_radius}
+                       "wheel_rate": speed / geometry.wheel_radius}
         elif self.vtype == "SNAKEBOARD":
             initial = {"position": floats(p[:2]), "heading": float(heading), "speed": speed}
         else:
@@ -830,6 +1129,10 @@ class _Reader:
         else:
             integrator["method"] = method or "vi-cay"
         vehicle = self.parameters()
+        if geometry is not None:
+            vehicle.update(wheel_radius=geometry.wheel_radius, wheelbase=geometry.wheelbase)
+        if centred is not None:
+            vehicle.update(centred[0])
         scenario = {"vehicle": vehicle, "integrator": integrator, "initial": initial}
         if CONTROL_CHANNELS[self.vtype]:  # a rigid body has no inputs (and no [controls] table)
             scenario["controls"] = self.controls()

@@ -108,8 +108,14 @@ def vehicle_base(scene, vehicle, steps: int, dt: float):
     if problem.frame_map.steps != steps:
         raise PartsError(f"'{vehicle.name}': the control channels cover {problem.frame_map.steps} steps, "
                          f"the parts take {steps}")
+    scenario, warnings = problem.scenario, list(problem.warnings)
+    if "hull_vertices" in scenario["vehicle"]:  # the chain's base pose is the object's origin: the default hull
+        scenario = dict(scenario, vehicle={k: v for k, v in scenario["vehicle"].items()
+                                           if k not in ("hull_vertices", "hull_faces")})
+        warnings.append(f"'{vehicle.name}' floats on the default hull in Articulated mode (Simulate and Solve "
+                        "float it on its own mesh)")
     try:
-        return base.from_scenario(problem.scenario, steps, dt), list(problem.warnings)
+        return base.from_scenario(scenario, steps, dt), warnings
     except ScenarioError as exc:
         raise _core_error(vehicle, exc) from None
 

@@ -222,6 +222,9 @@ def solve(problem, progress=None, iteration=None) -> Outcome:
                             max_constraint_violation=out.max_violation, iterations=out.iterations,
                             wall_time_s=out.wall_time_s, backend=out.backend, segments=out.segments)
         out.trajectory = fm.trajectory_to_world(joined)
+        if out.converged:  # near a contact the spheres may reach in: the real geometry must not
+            from ..core.shot.contacts import check_motion
+            out.warnings.extend(check_motion(problem, out.trajectory))
     return out
 
 
@@ -356,8 +359,8 @@ def apply_outcome(obj, outcome: Outcome, scene, *, bake: bool = True, bake_best_
                   frame_start: int | None = None) -> tuple[str, str]:
     """Store (and bake) a solve's trajectory on ``obj``: (report level, message).
 
-    Converged: bake (unless ``bake`` is False) then store — the bake checks everything before
-    it changes the scene, so an error leaves it unchanged. Not converged: nothing changes
+    Converged: bake (unless ``bake`` is False) then store — the trajectory is encoded and the bake
+    checks everything before either changes the scene, so an error leaves it unchanged. Not converged: nothing changes
     unless ``bake_best_attempt``. Cancelled or refused: nothing changes."""
     from . import baking, storage
     if outcome.cancelled:
@@ -369,6 +372,11 @@ def apply_outcome(obj, outcome: Outcome, scene, *, bake: bool = True, bake_best_
         return "ERROR", outcome.summary() + "; nothing stored or baked (enable Bake Best Attempt to keep it)"
     if frame_start is not None:
         trajectory.stats["frame_start"] = float(frame_start)
+    try:  # refused here, before the bake changes anything, rather than half-way when it is stored
+        text = storage.encode(trajectory)
+    except VehicleMotionError:
+        return "ERROR", (f"'{obj.name}': the {'best attempt' if not outcome.converged else 'solution'} is not "
+                         "finite (the optimiser broke down); nothing stored or baked")
     message = outcome.summary()
     if bake:
         result = baking.bake_trajectory(obj, trajectory, scene)
@@ -376,7 +384,7 @@ def apply_outcome(obj, outcome: Outcome, scene, *, bake: bool = True, bake_best_
         outcome.warnings.extend(result.warnings)
     else:
         message += "; stored (not baked)"
-    storage.store(obj, trajectory)
+    storage.store(obj, trajectory, text)
     if outcome.warnings:
         message += "; " + "; ".join(outcome.warnings)
     level = "INFO" if outcome.converged and not outcome.warnings else "WARNING"

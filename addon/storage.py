@@ -46,9 +46,10 @@ def summary(trajectory) -> str:
             f"{float(t[0]):.3g}–{float(t[-1]):.3g} s")
 
 
-def store(obj, trajectory) -> None:
-    """Keep ``trajectory`` with ``obj`` (replacing any stored before)."""
-    text = encode(trajectory)
+def store(obj, trajectory, text: str | None = None) -> None:
+    """Keep ``trajectory`` with ``obj`` (replacing any stored before); ``text``: its :func:`encode`,
+    when the caller made it already (to refuse a trajectory before it changed anything)."""
+    text = encode(trajectory) if text is None else text
     settings = obj.vehicle_motion
     settings.trajectory_data = text
     settings.trajectory_summary = summary(trajectory)

@@ -39,6 +39,10 @@ class VEHICLE_MOTION_PT_vehicle(_VehicleTab, bpy.types.Panel):
         layout.prop(settings, "preset")
         col = layout.column(align=True)
         for name in PARAMETERS_BY_TYPE[settings.vehicle_type]:
+            if name == "wheel_radius":  # a car's radius and wheelbase: measured from its wheels, or typed
+                col.prop(settings, "car_geometry")
+            if name == "main_rotor_offset":  # a helicopter's rotor hubs: measured from its rotors, or typed
+                col.prop(settings, "rotor_geometry")
             col.prop(settings, name)
         col = layout.column(align=True)
         col.prop(settings, "speed")

@@ -11,10 +11,10 @@ so keep fps × steps per frame ≥ 10.
 
 What it makes (Blender units = metres; the water is the plane z = 0):
 
-* ``Boat``: a 5 m × 2 m hull mesh with its origin at the centre of mass (+X forward,
-  1.75 m ahead of the transom), preset RIB Boat, floating level at rest (its centre of
-  mass ``float_height`` above the water), keyed at frame 1 and at the last frame at the
-  berth;
+* ``Boat``: a closed 5 m × 2 m × 0.8 m box mesh — the hull it floats on (the add-on floats a
+  boat on its own closed mesh) — with its origin at its centre, the centre of mass (+X forward),
+  preset RIB Boat (800 kg: a draft of 0.08 m), floating level at rest (its centre of mass
+  ``float_height`` above the water), keyed at frame 1 and at the last frame at the berth;
 * an ``Obstacles`` collection: the ``Pier`` (a box) north of the berth and a ``Buoy``
   (a sphere mesh);
 * a ``Berth`` empty (Land / Dock Here at the last frame: at rest, heading along its X axis)
@@ -39,22 +39,21 @@ DURATION = 3.0
 START = (0.0, 0.0)
 BERTH = (3.0, 0.0)         # straight ahead: two stern thrusters cannot push it sideways in 3 s
 SPEED_LIMIT = 2.0
-LENGTH, BEAM, HEIGHT = 5.0, 2.0, 0.8      # core's default hull (core.vehicles.hull.default_hull)
+LENGTH, BEAM, HEIGHT = 5.0, 2.0, 0.8      # the boat's box hull (the size of core's default hull)
 PIER = ((3.0, 2.2, 0.3), (3.0, 0.6, 0.5))  # centre, half extents: 0.6 m off the hull at the berth
 BUOY = ((1.5, -2.2, 0.0), 0.5)            # centre, radius
 
 
 def float_height() -> float:
-    """Height of the centre of mass of the preset boat floating level at rest (core's hull)."""
+    """Height of the centre of mass of the preset boat floating level at rest on its box hull."""
     boat = importlib.import_module(package_name() + ".core.vehicles.boat")
-    return float(boat.Boat().float_height())
+    hull = importlib.import_module(package_name() + ".core.vehicles.hull")
+    return float(boat.Boat(hull=hull.box_hull((LENGTH, BEAM, HEIGHT))).float_height())
 
 
 def _hull(bm) -> None:
-    """A box the size of the default hull, the centre of mass 0.35·L ahead of the transom and
-    0.375·H above the keel (as in core.vehicles.hull)."""
-    x0, z0 = -0.35 * LENGTH, -0.375 * HEIGHT
-    _box((x0, -0.5 * BEAM, z0), (x0 + LENGTH, 0.5 * BEAM, z0 + HEIGHT))(bm)
+    """The boat's hull: a closed box centred on the origin (its volume centroid, the centre of mass)."""
+    _box((-0.5 * LENGTH, -0.5 * BEAM, -0.5 * HEIGHT), (0.5 * LENGTH, 0.5 * BEAM, 0.5 * HEIGHT))(bm)
 
 
 def build(fps: int = 10, *, steps_per_frame: int = 1, time_limit_s: float = 60.0, max_iter: int = 500,

@@ -129,12 +129,14 @@ def _capsule(radius, half_length):
 
 
 def _wheel(bm):
-    """A wheel around its centre, axle along local Y, with a tread block (to see it roll)."""
+    """A wheel around its centre, axle along local Y, with a tread block (to see it roll) inside its radius:
+    the solve measures the radius from the wheel's vertices (their largest distance from the axle)."""
     geom = bmesh.ops.create_cone(bm, cap_ends=True, segments=24, radius1=WHEEL_RADIUS, radius2=WHEEL_RADIUS,
                                  depth=WHEEL_WIDTH)
     bmesh.ops.rotate(bm, verts=geom["verts"], cent=(0, 0, 0),
                      matrix=mathutils.Matrix.Rotation(math.pi / 2, 3, "X"))
-    _box((-0.05, -0.5 * WHEEL_WIDTH - 0.01, WHEEL_RADIUS - 0.06), (0.05, 0.5 * WHEEL_WIDTH + 0.01, WHEEL_RADIUS))(bm)
+    top = math.sqrt(WHEEL_RADIUS ** 2 - 0.05 ** 2)  # the block's outer corners on the tyre's circle
+    _box((-0.05, -0.5 * WHEEL_WIDTH - 0.01, WHEEL_RADIUS - 0.06), (0.05, 0.5 * WHEEL_WIDTH + 0.01, top))(bm)
 
 
 def _empty(name, collection, location, display="PLAIN_AXES", size=1.0, parent=None):

@@ -6,11 +6,14 @@ walls and lands on a mark, level and at rest.
 
 What it makes (Blender units = metres):
 
-* ``Helicopter``: a cabin and tail boom mesh with its origin at the centre of mass (+X
-  forward), preset Light Helicopter, rotation mode Quaternion, keyed at frame 1 (hovering
-  at rest at ``START``) and at the last frame over the mark; its parts are a ``Main Rotor``
-  (two crossed blades, spinning about its local Z, tilting with the cyclic) and a ``Tail
-  Rotor`` (spinning about its local Y), children of the body;
+* ``Helicopter``: a cabin and tail boom mesh (+X forward) with its origin near its centre of
+  mass — the volume centroid of the closed mesh, 0.021 m ahead of and 0.064 m above the origin,
+  which the solve plans and the bake puts back at the origin — preset Light Helicopter, rotation
+  mode Quaternion, keyed at frame 1 (hovering at rest at ``START``) and at the last frame over the
+  mark; its parts are a ``Main Rotor`` (two crossed blades, spinning about its local Z, tilting
+  with the cyclic) and a ``Tail Rotor`` (spinning about its local Y), children of the body, whose
+  origins are the hubs: 1.136 m above and 4.521 m behind the centre of mass (Rotor Hubs: From the
+  Parts);
 * an ``Obstacles`` collection: ``Wall North`` and ``Wall South`` (scaled cubes) leaving a
   gap the helicopter must fly through, and a ``Mast`` (a capsule mesh) beside the path;
 * a ``Landing Mark`` empty (Land / Dock Here, keyed at the last frame, its X axis the
@@ -34,7 +37,7 @@ from scene_kit import key_at_rest_pose, new_scene, solve_settings  # noqa: E402
 
 DURATION = 6.0
 START = (0.0, 0.0, 6.0)          # hovering, at rest
-MARK = (12.0, 0.0, 1.0)          # centre of mass on the mark (skids 0.8 m below, the pad under them)
+MARK = (12.0, 0.0, 1.0)          # the origin on the mark (skids 0.8 m below, the pad under them)
 ROTOR_RADIUS, TAIL_ROTOR_RADIUS = 2.5, 0.5
 MAIN_ROTOR_AT, TAIL_ROTOR_AT = (0.0, 0.0, 1.2), (-4.5, 0.3, 0.4)
 WALLS = {"Wall North": ((6.0, 10.5, 4.0), (2.0, 8.0, 8.0)), "Wall South": ((6.0, -10.5, 4.0), (2.0, 8.0, 8.0))}

@@ -11,9 +11,11 @@ bounds, additional constraints on the k-th state". Here:
   t = (k + s) h on the chord between nodes k and k+1: |(1 − s) p(g_k) + s p(g_{k+1}) − w|² ≤ r²;
   an optional heading is fixed at the nearest node;
 * keep-out obstacles: for every node, every collision sphere (c_s, r_s) and every
-  obstacle, d_o(x_k + R_k c_s) − r_s ≥ margin_o (``obstacles.py``);
+  obstacle, d_o(x_k + R_k c_s) − r_s ≥ margin_o (``obstacles.py``), or ≥ the obstacle's floor at
+  t_k around a contact (a vehicle keyed touching it: the floor is the spheres' clearance there,
+  rising back to the margin, ``Obstacle.floors``);
 * costs (``costs.py``): effort, duration, smoothness, path length, and the hazard
-  Σ_k h w Σ_{o,s} exp(−(d_o(x_k + R_k c_s) − r_s)/ℓ).
+  Σ_k h w Σ_{o,s} exp(−(d_o(x_k + R_k c_s) − r_s)/ℓ) (around a contact, from the lowered floor).
 """
 from __future__ import annotations
 
@@ -248,8 +250,23 @@ class _Shared(GroupBatch):
         return H + self.model.point_curvature(X, b, g, *ref)
 
 
+def node_times(model: Model) -> np.ndarray:
+    """t_k = k T / N of every node (a fixed duration: contacts are only read with one)."""
+    if not model.fixed[model.T]:
+        raise ValueError("node times need a fixed duration")
+    return np.arange(model.N + 1) * (float(model.base[model.T]) / model.N)
+
+
+def clearance_floor(model: Model, obstacle: Obstacle) -> float | np.ndarray:
+    """The clearance rows' lower bound: the margin, or with contacts one floor per node (``Obstacle.floors``)."""
+    if not obstacle.contacts:
+        return obstacle.margin
+    return obstacle.floors(node_times(model))
+
+
 def clearance_group(model: Model, obstacle: Obstacle, spheres: np.ndarray, shared: _Shared | None = None) -> Group:
-    """d_o(x_k + R_k c_s) − r_s ≥ margin for every node and collision sphere."""
+    """d_o(x_k + R_k c_s) − r_s ≥ margin for every node and collision sphere; with contacts, ≥ the
+    obstacle's floor at node k (lowered around the contact times, ``Obstacle.floors``)."""
     if shared is None or not any(ob is obstacle for ob in shared.obstacles.obstacles):
         shared = _Shared(model, spheres, [obstacle])
     o = shared.obstacles.index(obstacle)
@@ -266,16 +283,23 @@ def clearance_group(model: Model, obstacle: Obstacle, spheres: np.ndarray, share
         """λ (Jᵀ ∇²d J + Σ_i ∂_i d ∇²p_i), J = ∂p/∂X."""
         return lam[:, 0, None, None] * second(X, b, *ref)[o]
 
+    floor = clearance_floor(model, obstacle)
+    if np.ndim(floor):  # one floor a node: the instances run node by node, every sphere of a node in turn
+        floor = np.repeat(floor, len(body) // (model.N + 1))[:, None]
     group = Group(obstacle.label, idx, fun, _point_mask(model, origin), jac=jac, hess=hess,
-                  params=(body, radius) + ref, lower=obstacle.margin, upper=np.inf, labels=labels, batch=shared)
+                  params=(body, radius) + ref, lower=floor, upper=np.inf, labels=labels, batch=shared)
     shared._members[o] = group
     return group
 
 
 def hazard_group(model: Model, obstacle: Obstacle, spheres: np.ndarray, weight: float, length: float) -> Group:
-    """Σ_k h w exp(−(d − r_s)/ℓ) over nodes 1…N and collision spheres; local = (pose_k, T)."""
+    """Σ_k h w exp(−(d − r_s)/ℓ) over nodes 1…N and collision spheres; local = (pose_k, T). Around a contact
+    the clearance is measured from the lowered floor (d − r_s + margin − floor_k): touching costs what
+    keeping the margin costs elsewhere."""
     idx, body, radius, ref, _, origin = _sphere_instances(model, spheres)
     S = len(spheres)
+    if obstacle.contacts:  # folded into the radius: r_s − (margin − floor_k)
+        radius = radius - np.repeat(obstacle.margin - clearance_floor(model, obstacle), S)
     keep = np.arange(S, idx.shape[0])  # nodes 1..N
     idx = np.concatenate([idx[keep], np.full((len(keep), 1), model.T)], axis=1)
     body, radius, origin = body[keep], radius[keep], origin[keep]
@@ -365,13 +389,15 @@ def _goal_obstacle_checks(model: Model, spec: Spec):
         for ob in spec.obstacles:
             d, _ = ob.distance(np.asarray(goal, dtype=float)[None, :])
             best = float(d[0] + np.max(reach))
-            if best < ob.margin:
-                return (f"{ob.label}: the goal position is inside it or closer than its margin "
-                        f"(clearance at most {best:.3g} m < margin {ob.margin:g} m)")
+            floor = float(np.ravel(clearance_floor(model, ob))[-1])  # a contact at the goal lowers it
+            if best < floor:
+                what = "margin" if floor == ob.margin else "floor (a contact)"
+                return (f"{ob.label}: the goal position is inside it or closer than its {what} "
+                        f"(clearance at most {best:.3g} m < {what} {floor:g} m)")
         return ""
 
     return [check]
 
 
-__all__ = ["Waypoint", "CostWeights", "Spec", "assemble", "waypoint_group", "clearance_group",
+__all__ = ["Waypoint", "CostWeights", "Spec", "assemble", "waypoint_group", "clearance_group", "clearance_floor",
            "hazard_group", "waypoint_node"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constraints import Spec, waypoint_node
+from .constraints import Spec, clearance_floor, waypoint_node
 from .models import Model
 
 
@@ -24,8 +24,10 @@ def duration_guess(model: Model) -> float:
     return 0.5 * (lo + hi) if np.isfinite(hi) else max(lo, 1.0) * 2.0
 
 
-def push_out(path: np.ndarray, spec: Spec, keep: np.ndarray, sweeps: int = 3) -> np.ndarray:
-    """Move path points whose collision spheres could touch an obstacle out along ∇d (never the kept nodes)."""
+def push_out(path: np.ndarray, spec: Spec, keep: np.ndarray, sweeps: int = 3, floors=None) -> np.ndarray:
+    """Move path points whose collision spheres could touch an obstacle out along ∇d (never the kept nodes).
+    ``floors``: per obstacle, its clearance floor at each path point (lowered around a contact), else
+    its margin."""
     path = np.array(path, dtype=float)
     if not spec.obstacles:
         return path
@@ -33,9 +35,9 @@ def push_out(path: np.ndarray, spec: Spec, keep: np.ndarray, sweeps: int = 3) ->
     movable = np.ones(len(path), dtype=bool)
     movable[keep] = False
     for _ in range(sweeps):
-        for ob in spec.obstacles:
+        for o, ob in enumerate(spec.obstacles):
             d, g = ob.distance(path)
-            need = ob.margin + reach + 0.05 - d
+            need = (ob.margin if floors is None else floors[o]) + reach + 0.05 - d
             hit = movable & (need > 0)
             gn = np.linalg.norm(g, axis=1)
             g = np.where(gn[:, None] > 0, g / np.maximum(gn, 1e-300)[:, None], np.array([0.0, 1.0, 0.0]))
@@ -43,7 +45,7 @@ def push_out(path: np.ndarray, spec: Spec, keep: np.ndarray, sweeps: int = 3) ->
     return path
 
 
-def smooth_path(path: np.ndarray, spec: Spec, keep: np.ndarray, passes: int = 200) -> np.ndarray:
+def smooth_path(path: np.ndarray, spec: Spec, keep: np.ndarray, passes: int = 200, floors=None) -> np.ndarray:
     """Relax the kinks that pushing leaves: repeated [¼, ½, ¼] averaging of the movable nodes,
     each pass followed by a push out of the obstacles (vectorised over the nodes)."""
     path = np.array(path, dtype=float)
@@ -54,7 +56,7 @@ def smooth_path(path: np.ndarray, spec: Spec, keep: np.ndarray, passes: int = 20
         avg = path.copy()
         avg[1:-1] = 0.25 * path[:-2] + 0.5 * path[1:-1] + 0.25 * path[2:]
         path[movable] = avg[movable]
-        path = push_out(path, spec, np.flatnonzero(~movable), sweeps=1)
+        path = push_out(path, spec, np.flatnonzero(~movable), sweeps=1, floors=floors)
     return path
 
 
@@ -111,8 +113,10 @@ def initial_guess(model: Model, spec: Spec) -> np.ndarray:
     t = np.arange(N + 1) * T / N
     P = np.stack(points)
     path = np.stack([np.interp(t, times, P[:, i]) for i in range(3)], axis=1)
-    path = push_out(path, spec, np.array(nodes))
-    path = smooth_path(path, spec, np.array(nodes))
+    # an obstacle touched at a contact keeps the guess only as far out as its lowered floor there
+    floors = [np.broadcast_to(clearance_floor(model, ob), (N + 1,)) for ob in spec.obstacles]
+    path = push_out(path, spec, np.array(nodes), floors=floors)
+    path = smooth_path(path, spec, np.array(nodes), floors=floors)
     h = T / N
     v0 = model.start_speed() * h if hasattr(model, "start_speed") else None
     v1 = model.goal_speed() if hasattr(model, "goal_speed") else None

@@ -7,6 +7,9 @@ each sphere must keep its surface at least ``margin`` from every obstacle:
 
     d_o(x + R c_s) − r_s ≥ margin                                            (clearance)
 
+except around a contact (:class:`Contact`: the vehicle keyed at rest on or against the obstacle),
+where the floor is lowered to the spheres' clearance at the touching pose (``Obstacle.floors``).
+
 with d_o the signed distance to obstacle o (negative inside):
 
 * sphere (centre c, radius r):        d = |p − c| − r
@@ -170,8 +173,26 @@ def box_distance_hessian(p: np.ndarray, center: np.ndarray, rotation: np.ndarray
 
 
 @dataclass(frozen=True)
+class Contact:
+    """The vehicle touches an obstacle at ``time`` (a pose keyed at rest on or against it): around it the
+    clearance floor of that obstacle is lowered from its margin to ``allowance`` (the collision spheres'
+    clearance at the touching pose, negative when they reach into the obstacle), and rises back
+    quadratically, reaching the margin ``span`` seconds before and after:
+
+        floor(t) = allowance + (margin − allowance) · min(1, |t − time| / span)²
+
+    Quadratic, so that a vehicle at rest at ``time`` can meet it with a bounded acceleration
+    (2 (margin − allowance) / span²); a linear rise would need an infinite one."""
+
+    time: float
+    allowance: float
+    span: float = 1.0
+
+
+@dataclass(frozen=True)
 class Obstacle:
-    """One keep-out obstacle; ``label`` names it in messages (e.g. ``obstacle #2 (box)``)."""
+    """One keep-out obstacle; ``label`` names it in messages (e.g. ``obstacle #2 (box)``). ``contacts``
+    lower its clearance floor around the times the vehicle touches it (:class:`Contact`)."""
 
     kind: str
     center: np.ndarray | None = None
@@ -182,6 +203,17 @@ class Obstacle:
     b: np.ndarray | None = None
     margin: float = 0.0
     label: str = "obstacle"
+    contacts: tuple[Contact, ...] = ()
+
+    def floors(self, times) -> np.ndarray:
+        """The least clearance allowed at each of ``times`` (s): the margin, lowered around each contact
+        (the lowest of the contacts' floors where they overlap)."""
+        t = np.asarray(times, dtype=float)
+        out = np.full(t.shape, float(self.margin))
+        for c in self.contacts:
+            s = np.minimum(1.0, np.abs(t - c.time) / c.span)
+            out = np.minimum(out, c.allowance + (self.margin - c.allowance) * s * s)
+        return out
 
     def distance(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Signed distance of points p (B, 3) and its gradient (B, 3)."""
@@ -408,5 +440,5 @@ def hazard(d: np.ndarray, length: float) -> tuple[np.ndarray, np.ndarray]:
     return e, -e / length
 
 
-__all__ = ["Obstacle", "ObstacleSet", "sphere_distance", "capsule_distance", "box_distance", "hazard", "sphere_distance_hessian",
+__all__ = ["Obstacle", "Contact", "ObstacleSet", "sphere_distance", "capsule_distance", "box_distance", "hazard", "sphere_distance_hessian",
            "capsule_distance_hessian", "box_distance_hessian", "CURV_FLOOR"]

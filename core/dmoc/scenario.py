@@ -7,14 +7,21 @@ Keys (a contract relied on outside the project; SI units, angles in radians)::
                          collision_spheres = [[x, y, z, r], ...]   (body frame)
     [integrator]         method (as for simulate), steps, alpha (car, snakeboard)
     [time]               duration = T   (fixed)   or   min = …, max = …   (free duration, h = T/N;
-                         at most 86 400 s)
+                         from 0.001 s to 86 400 s)
     [start]              the full start state (vehicle keys: position, heading | orientation,
                          speed | velocity, shape entries …; defaults 0 / identity)
     [goal]               any subset of the same keys (each given one is imposed at the last node)
     [[waypoints]]        time, position, radius (default 0.5 m), heading (optional), exact (default
                          false: at the node nearest to time; true: at time itself, between nodes)
     [[obstacles]]        type = "sphere" (center, radius) | "box" (center, half_extents,
-                         orientation = [w, x, y, z]) | "capsule" (a, b, radius); margin (default 0)
+                         orientation = [w, x, y, z]) | "capsule" (a, b, radius); margin (default 0);
+                         contact = [{time, allowance, span}, ...] (optional; needs a fixed duration):
+                         the vehicle touches this obstacle at ``time`` (s), e.g. keyed at rest on or
+                         against it; node k's clearance floor is then
+                         allowance + (margin − allowance) min(1, |t_k − time|/span)² (the lowest over
+                         the contacts; the margin away from them): ``allowance`` (m, at most the
+                         margin; negative where the collision spheres reach into the obstacle at the
+                         touching pose) at the contact, back to the margin ``span`` s (default 1) away
     [bounds]             [lo, hi] per input and shape variable, and speed
     [cost]               effort, duration, path_length, hazard, smoothness (weights, default
                          effort = 1), hazard_length (m, default 1); [cost.input_weights] per input
@@ -37,11 +44,12 @@ from ..lie import quaternion
 from ..scenario import Table
 from .constraints import CostWeights, Spec, Waypoint
 from .models import MODELS, Model
-from .obstacles import Obstacle
+from .obstacles import Contact, Obstacle
 from .solve import BACKENDS, SolverOptions
 
 OBSTACLE_TYPES = ("sphere", "box", "capsule")
 MAX_DURATION_S = 86_400.0  # a day: longer is no shot, and h = T/N that large breaks the discretisation
+MIN_DURATION_S = 1e-3      # a millisecond: shorter, h = T/N underflows the dynamics' divisions
 COST_KEYS = ("effort", "duration", "path_length", "hazard", "smoothness")
 
 
@@ -70,11 +78,11 @@ def read_time(root: Table, model: Model) -> None:
     if t.has("duration"):
         if t.has("min") or t.has("max"):
             raise t.error("duration", "give either duration (fixed) or min/max (free duration), not both")
-        model.base[model.T] = t.number("duration", positive=True, high=MAX_DURATION_S)
+        model.base[model.T] = t.number("duration", positive=True, low=MIN_DURATION_S, high=MAX_DURATION_S)
         model.fixed[model.T] = True
     elif t.has("min") or t.has("max"):
-        lo = t.number("min", positive=True, high=MAX_DURATION_S)
-        hi = t.number("max", positive=True, high=MAX_DURATION_S)
+        lo = t.number("min", positive=True, low=MIN_DURATION_S, high=MAX_DURATION_S)
+        hi = t.number("max", positive=True, low=MIN_DURATION_S, high=MAX_DURATION_S)
         if lo > hi:
             raise t.error("min", f"min {lo:g} exceeds max {hi:g}")
         model.lo[model.T], model.hi[model.T] = lo, hi
@@ -84,24 +92,42 @@ def read_time(root: Table, model: Model) -> None:
     t.finish()
 
 
-def read_obstacles(root: Table) -> list[Obstacle]:
+def read_contacts(t: Table, margin: float, model: Model | None) -> tuple[Contact, ...]:
+    """An obstacle's ``contact`` array: each {time, allowance, span}, the time within the fixed duration,
+    the allowance (m, the lowered floor) at most the margin, span (s) positive (default 1)."""
+    out = []
+    for c in t.tables("contact"):
+        if model is not None and not model.fixed[model.T]:
+            raise c.error("time", "contacts need a fixed [time] duration")
+        high = float(model.base[model.T]) if model is not None else None
+        time = c.number("time", nonnegative=True, high=high)
+        allowance = c.number("allowance", high=margin)
+        span = c.number("span", 1.0, positive=True, high=MAX_DURATION_S)
+        c.finish()
+        out.append(Contact(float(time), float(allowance), float(span)))
+    return tuple(out)
+
+
+def read_obstacles(root: Table, model: Model | None = None) -> list[Obstacle]:
     out = []
     for i, t in enumerate(root.tables("obstacles")):
         kind = t.string("type", choices=OBSTACLE_TYPES)
         label = f"obstacle #{i + 1} ({kind})"
         margin = t.number("margin", 0.0, nonnegative=True)
+        contacts = read_contacts(t, margin, model)
         if kind == "sphere":
             ob = Obstacle(kind, center=t.vector("center", 3), radius=t.number("radius", positive=True),
-                          margin=margin, label=label)
+                          margin=margin, label=label, contacts=contacts)
         elif kind == "box":
             q = t.quaternion("orientation", [1.0, 0.0, 0.0, 0.0])
             ob = Obstacle(kind, center=t.vector("center", 3), half_extents=t.vector("half_extents", 3, positive=True),
-                          rotation=quaternion.to_matrix(q), margin=margin, label=label)
+                          rotation=quaternion.to_matrix(q), margin=margin, label=label, contacts=contacts)
         else:
             a, b = t.vector("a", 3), t.vector("b", 3)
             if np.linalg.norm(b - a) == 0.0:
                 raise t.error("b", "must differ from a (use a sphere for a point)")
-            ob = Obstacle(kind, a=a, b=b, radius=t.number("radius", positive=True), margin=margin, label=label)
+            ob = Obstacle(kind, a=a, b=b, radius=t.number("radius", positive=True), margin=margin, label=label,
+                          contacts=contacts)
         t.finish()
         out.append(ob)
     return out
@@ -179,7 +205,7 @@ def read(root: Table, backend: str | None = None) -> Setup:
         t = root.table(key)
         getattr(model, f"read_{key}")(t)
         t.finish()
-    spec = Spec(spheres=spheres, obstacles=read_obstacles(root), waypoints=read_waypoints(root, model),
+    spec = Spec(spheres=spheres, obstacles=read_obstacles(root, model), waypoints=read_waypoints(root, model),
                 cost=read_cost(root, model))
     options = read_solver(root, backend, model)
     root.finish()

@@ -72,3 +72,22 @@ def make_continuous(q: np.ndarray) -> np.ndarray:
     flips = np.cumprod(np.where(dots < 0, -1.0, 1.0), axis=0)
     q[1:] *= flips[..., None]
     return q
+
+
+def slerp(q: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Spherical interpolation of unit quaternions q (N, 4) between q[i] and q[i + 1] at fractions u
+    (both (K,)), along the shorter arc; unit quaternions (K, 4)."""
+    q = np.asarray(q, dtype=float)
+    if len(q) == 1:
+        return np.repeat(q, len(i), axis=0)
+    u = np.asarray(u, dtype=float)
+    q0, q1 = q[i], q[i + 1]
+    dot = np.clip(np.sum(q0 * q1, axis=-1), -1.0, 1.0)
+    q1 = np.where(dot[:, None] < 0, -q1, q1)
+    theta = np.arccos(np.abs(dot))
+    small = theta < 1e-6
+    s = np.sin(np.where(small, 1.0, theta))
+    w0 = np.where(small, 1.0 - u, np.sin((1.0 - u) * theta) / s)
+    w1 = np.where(small, u, np.sin(u * theta) / s)
+    out = w0[:, None] * q0 + w1[:, None] * q1
+    return out / np.linalg.norm(out, axis=-1, keepdims=True)

@@ -11,7 +11,7 @@ ends (``bake_frames``); after the end the baked action holds the last pose.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,6 +35,11 @@ class FrameMap:
     steps_per_frame: int
     scale: float = 1.0                                          # unit_settings.scale_length
     offset: tuple[float, float, float] = (0.0, 0.0, 0.0)        # world point at the solve origin
+    # The point the trajectory follows, in the body frame from the object's origin (scene units): a
+    # car's rear axle; the bake places the object at trajectory pose × offset⁻¹. With the car's wheels
+    # (role → centre, radius, … from core.shot.car_geometry), both go to the trajectory's stats.
+    body_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    wheels: dict = field(default_factory=dict)
 
     @property
     def frames(self) -> float:
@@ -71,6 +76,10 @@ class FrameMap:
         stats = dict(t.stats)
         stats.update(frame_start=self.frame_start, frame_end=self.frame_end, fps=self.fps,
                      scale_length=self.scale, world_offset=list(self.offset))
+        if any(self.body_offset):
+            stats["body_offset"] = [float(x) for x in self.body_offset]
+        if self.wheels:
+            stats["wheels"] = {role: dict(w) for role, w in self.wheels.items()}
         scale_or_none = (lambda a: None if a is None else np.asarray(a, dtype=float) / self.scale)
         return Trajectory(
             time=np.array(t.time, dtype=float), position=self.to_world(t.position),
@@ -94,11 +103,14 @@ def same_frame(a: float, b: float) -> bool:
 
 
 def shot_range(key_frames: list[float], scene_range: tuple[int, int],
-               override: tuple[int, int] | None = None) -> tuple[float, float, list[str]]:
+               override: tuple[int, int] | None = None,
+               goal_frames: list[float] = ()) -> tuple[float, float, list[str]]:
     """(start, end, warnings): the frames a shot spans.
 
     By default the vehicle's first to last keyed frame, clipped to the scene's frame range, with a
-    warning naming the keys outside it. With ``override`` (the add-on's own Start/End), that range.
+    warning naming the keys outside it; a goal given otherwise (``goal_frames``: the frames of Land /
+    Dock empties) counts as a key after the first one, so a start key and a landing make a shot
+    that ends at the landing. With ``override`` (the add-on's own Start/End), that range.
     Raises VehicleMotionError when fewer than two keyed frames are left."""
     warnings: list[str] = []
     s0, s1 = float(scene_range[0]), float(scene_range[1])
@@ -114,11 +126,12 @@ def shot_range(key_frames: list[float], scene_range: tuple[int, int],
     if outside:
         warnings.append(f"keys at frames {', '.join(fmt_frame(f) for f in outside)} are outside the scene's "
                         f"frame range {fmt_frame(s0)}–{fmt_frame(s1)} and ignored")
-    if len(inside) < 2:
+    goals = [float(f) for f in goal_frames if inside and inside[0] + FRAME_EPS < f <= s1 + FRAME_EPS]
+    if len(inside) < 2 and not goals:
         raise VehicleMotionError(
             f"fewer than two keys inside the scene's frame range {fmt_frame(s0)}–{fmt_frame(s1)} (keys at "
             f"frames {', '.join(fmt_frame(f) for f in frames)}): key a start and a goal pose inside it")
-    return inside[0], inside[-1], warnings
+    return inside[0], max([inside[-1], *goals]), warnings
 
 
 def bake_frames(start: float, end: float) -> np.ndarray:

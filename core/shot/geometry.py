@@ -158,4 +158,116 @@ def fit_shape(name: str, v: np.ndarray, shape: str, frame_hint: np.ndarray | Non
     return min(candidates, key=lambda s: s.volume())
 
 
-__all__ = ["ObstacleShape", "fit_shape", "polar", "yaw", "quaternion_of", "floats", "MIN_SIZE"]
+# -- the vehicle's collision spheres and real geometry ------------------------------------------------
+
+@dataclass
+class RotorDisc:
+    """A spinning rotor as the disc its blades sweep (body frame, metres): the centre of the disc on the
+    spin axis, the unit axis, the radius (the farthest blade point from the axis)."""
+    centre: np.ndarray
+    axis: np.ndarray
+    radius: float
+
+
+def _perpendicular(axis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors completing ``axis`` to a right-handed frame."""
+    a = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(a[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    u = np.cross(a, helper)
+    u /= np.linalg.norm(u)
+    return u, np.cross(a, u)
+
+
+def rotor_disc(points: np.ndarray, origin: np.ndarray, axis: np.ndarray) -> RotorDisc | None:
+    """The disc swept by a rotor's points (body frame) spinning about the line through ``origin`` along
+    ``axis``; None without points or axis."""
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    n = float(np.linalg.norm(axis))
+    if not len(points) or not n > 0:
+        return None
+    a = np.asarray(axis, dtype=float) / n
+    rel = points - origin
+    t = rel @ a
+    radial = float(np.max(np.linalg.norm(rel - t[:, None] * a, axis=1)))
+    return RotorDisc(np.asarray(origin, dtype=float) + 0.5 * (t.min() + t.max()) * a, a, radial)
+
+
+def swept(points: np.ndarray, origin: np.ndarray, axis: np.ndarray, count: int = 16) -> np.ndarray:
+    """A spinning part's points turned about its axis through ``origin`` to ``count`` angles (its real
+    geometry over a turn: the blades' disc)."""
+    points = np.asarray(points, dtype=float).reshape(-1, 3)
+    n = float(np.linalg.norm(axis))
+    if not len(points) or not n > 0:
+        return points
+    a = np.asarray(axis, dtype=float) / n
+    rel = points - origin
+    along = (rel @ a)[:, None] * a
+    perp = rel - along
+    cross = np.cross(a, perp)
+    out = [origin + along + math.cos(th) * perp + math.sin(th) * cross
+           for th in np.linspace(0.0, 2.0 * math.pi, count, endpoint=False)]
+    return np.concatenate(out)
+
+
+def _row_of_spheres(body: np.ndarray, radius: float) -> np.ndarray:
+    """Spheres along the body's X axis covering the bounding box of the points (``radius`` > 0: that
+    radius instead of the fitted one)."""
+    lo, hi = body.min(axis=0), body.max(axis=0)
+    length = hi[0] - lo[0]
+    cross = math.hypot(0.5 * (hi[1] - lo[1]), 0.5 * (hi[2] - lo[2]))
+    n = max(1, math.ceil(length / max(cross, 1e-9) - 1e-9))
+    spacing = length / n
+    fitted = math.sqrt(cross ** 2 + (0.5 * spacing) ** 2)
+    yc, zc = 0.5 * (lo[1] + hi[1]), 0.5 * (lo[2] + hi[2])
+    return np.array([[lo[0] + (i + 0.5) * spacing, yc, zc, radius if radius > 0 else fitted] for i in range(n)])
+
+
+def disc_spheres(disc: RotorDisc, bottom: float | None, body_spheres: np.ndarray) -> np.ndarray:
+    """Spheres covering a rotor disc without reaching below the body: radius ρ = R/2 (seven spheres, the
+    fewest equal discs that cover a disc), lowered to the height of the disc above the body's lowest
+    point (``bottom``, body z) but not below R/3 (at most 19); centres on a hexagonal grid in the disc's
+    plane (spacing ρ√3: the cells' corners are ρ from their centres), every cell that meets the disc,
+    except spheres inside a body sphere."""
+    R = float(disc.radius)
+    if not R > 0:
+        return np.zeros((0, 4))
+    height = float(disc.centre[2] - bottom) if bottom is not None else 0.0
+    rho = min(0.5 * R, max(height, R / 3.0))
+    u, v = _perpendicular(disc.axis)
+    s = rho * math.sqrt(3.0)
+    m = int(math.ceil((R + rho) / s)) + 1
+    rows = []
+    for i in range(-2 * m, 2 * m + 1):
+        for j in range(-m, m + 1):
+            x, y = s * (i + 0.5 * j), s * (math.sqrt(3.0) / 2.0) * j
+            if math.hypot(x, y) >= R + rho * (1.0 - 1e-9):
+                continue
+            c = disc.centre + x * u + y * v
+            if len(body_spheres) and np.any(np.linalg.norm(body_spheres[:, :3] - c, axis=1) + rho
+                                            <= body_spheres[:, 3]):
+                continue
+            rows.append([*c, rho])
+    return np.array(rows).reshape(-1, 4)
+
+
+def fit_spheres(body: np.ndarray, radius: float = 0.0, disc: RotorDisc | None = None) -> np.ndarray:
+    """Collision spheres (body frame, metres; (S, 4) rows x, y, z, r) of a vehicle: a row along its X axis
+    covering the bounding box of its points ``body`` (the body and every part but the main rotor), and a
+    main rotor's ``disc`` covered by spheres that reach no lower than the body (:func:`disc_spheres`): a
+    rotor disc well above the skids does not make a vehicle standing on a roof reach into it.
+    ``radius`` > 0 is the artist's Collision Radius for the row. No points and no radius: no spheres."""
+    body = np.asarray(body, dtype=float).reshape(-1, 3)
+    if len(body):
+        rows = _row_of_spheres(body, radius)
+    elif radius > 0:
+        rows = np.array([[0.0, 0.0, 0.0, radius]])
+    else:
+        rows = np.zeros((0, 4))
+    if disc is not None:
+        bottom = float(body[:, 2].min()) if len(body) else None
+        rows = np.concatenate([rows, disc_spheres(disc, bottom, rows)])
+    return rows
+
+
+__all__ = ["ObstacleShape", "fit_shape", "polar", "yaw", "quaternion_of", "floats", "MIN_SIZE", "RotorDisc",
+           "rotor_disc", "swept", "fit_spheres", "disc_spheres"]

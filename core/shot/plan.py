@@ -8,19 +8,25 @@ and last frame splits the shot; each later segment starts from the previous one'
 
 What a key means: the first key is the start state (pose, speed); the last key at the end of the
 range is the goal; keys in between are poses to pass within Key Tolerance at their own time (exact
-waypoints, sub-frames included), with the heading where a rotation is keyed. Problems are a
-:class:`ShotError`, one line naming the object or frame.
+waypoints, sub-frames included), with the heading where a rotation is keyed; a Land / Dock empty
+at the end of the range is the goal by itself (its position, heading and — helicopter, boat — its
+orientation, at rest). Every keyed pose (keys, landings) must clear the obstacles: by the collision
+spheres, or by the real geometry within 1 cm — a contact, for which the solver's clearance floor
+is lowered around that time (``core.shot.contacts``). Problems are a :class:`ShotError`, one line
+naming the object or frame.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..errors import VehicleMotionError
-from . import feasibility
+from . import contacts, feasibility
+from .contacts import Contact
 from .frames import FrameMap, fmt_frame, same_frame
+from ..lie import quaternion
 from .geometry import ObstacleShape, floats, quaternion_of, yaw
 
 KIND_LABELS = {"PASS_THROUGH": "pass-through", "STOP": "stop", "LAND": "landing",
@@ -91,6 +97,14 @@ class ShotInput:
     input_limits: dict[str, float]       # |input| limits: effort weights 1/limit²
     settings: ShotSettings
     warnings: list[str] = field(default_factory=list)
+    # The point the solve plans, in the body frame (scene units) from the object's origin: a car's rear
+    # axle (core.shot.car_geometry). Keys are moved to it, spheres taken relative to it, and the bake
+    # puts the object back (FrameMap.body_offset → trajectory stats).
+    body_offset: np.ndarray | None = None
+    wheels: dict = field(default_factory=dict)   # role → wheel table (car_geometry), for the bake
+    # The vehicle's real geometry: its evaluated mesh vertices (V, 3) in the body frame, metres (spinning
+    # rotors swept over a turn); None without meshes. Keys touching an obstacle are measured with it.
+    vertices: np.ndarray | None = None
 
     @property
     def planar(self) -> bool:
@@ -120,6 +134,8 @@ class Problem:
     spheres: np.ndarray                 # (S, 4) body frame, metres
     warnings: list[str] = field(default_factory=list)
     time_limit_s: float = 60.0
+    vertices: np.ndarray | None = None  # (V, 3) body frame, metres: the real geometry
+    contacts: list[Contact] = field(default_factory=list)   # keyed poses touching an obstacle
 
     @property
     def scenario(self) -> dict:
@@ -145,38 +161,53 @@ class Planner:
     """Builds the :class:`Problem` of a :class:`ShotInput` (the planning half of Solve)."""
 
     def __init__(self, shot: ShotInput):
+        shot = at_body_offset(shot)
         self.shot = shot
         self.fm = shot.frame_map
         self.scale = shot.frame_map.scale
         self.planar = shot.planar
         self.warnings = shot.warnings
         self.name = shot.vehicle
+        self.contacts: list[Contact] = []
 
     # -- checks -----------------------------------------------------------------------------
     def sphere_centres(self, position: np.ndarray, r: np.ndarray) -> np.ndarray:
         return position + (self.shot.spheres[:, :3] / self.scale) @ r.T
 
-    def check_pose_clear(self, what: str, position, r, obstacles) -> None:
+    def check_pose_clear(self, what: str, position, r, obstacles, frame: float | None = None) -> None:
+        """A keyed pose against the obstacles: the collision spheres clear each by its margin, or the real
+        geometry (mesh vertices) is at most ``contacts.TOLERANCE`` inside it — a contact at ``frame``,
+        recorded with the spheres' clearance there — or the pose is refused (core.shot.contacts)."""
         spheres = self.shot.spheres
         if not len(spheres):
             return
         centres = self.sphere_centres(np.asarray(position), r)
         radii = spheres[:, 3] / self.scale
-        for ob in obstacles:
+        vertices = self.shot.vertices
+        for i, ob in enumerate(obstacles):
             clearance = float(np.min(ob.distance(centres) - radii))
-            if clearance < ob.margin - 1e-9:
-                inside = "inside" if clearance < 0 else "closer than its margin to"
-                raise ShotError(f"{what} is {inside} {ob.label()} (clearance {clearance * self.scale:.3g} m, "
-                                f"margin {ob.margin * self.scale:.3g} m): move the key or the obstacle")
+            if clearance >= ob.margin - 1e-9:
+                continue
+            shown = clearance * self.scale
+            if vertices is not None and len(vertices):
+                shown = contacts.real_clearance(ob, vertices, position, r, self.scale)
+                if shown >= -contacts.TOLERANCE and frame is not None:
+                    self.contacts.append(contacts.Contact(i, ob.label(), frame, clearance * self.scale - contacts.SLACK,
+                                                          shown, 0.0, what))
+                    continue
+            inside = "inside" if shown < 0 else "closer than its margin to"
+            raise ShotError(f"{what} is {inside} {ob.label()} (clearance {shown:.3g} m, "
+                            f"margin {ob.margin * self.scale:.3g} m): move the key or the obstacle")
 
     def check_contradictions(self, points: list[Constraint], limit: float | None, start_speed: float,
                              goal_speed: float | None, obstacles) -> None:
         timed = sorted((c for c in points if c.frame is not None), key=lambda c: c.frame)
+        dims = slice(0, 2) if self.planar else slice(0, 3)  # a car drives in its plane: heights do not count
         for i, a in enumerate(timed):
             for b in timed[i + 1:]:
                 if not same_frame(a.frame, b.frame):
                     break
-                gap = float(np.linalg.norm(a.position - b.position))
+                gap = float(np.linalg.norm(a.position[dims] - b.position[dims]))
                 if gap > a.radius + b.radius + 1e-9:
                     raise ShotError(f"contradictory constraints at frame {fmt_frame(a.frame)}: {a.describe()} and "
                                     f"{b.describe()} are {gap * self.scale:.3g} m apart")
@@ -203,7 +234,7 @@ class Planner:
             dt = (b.frame - a.frame) / self.fm.fps
             if dt <= 0:
                 continue
-            need = (float(np.linalg.norm(b.position - a.position)) - a.radius - b.radius) / dt
+            need = (float(np.linalg.norm(b.position[dims] - a.position[dims])) - a.radius - b.radius) / dt
             if need > limit + 1e-9:
                 raise ShotError(f"contradictory constraints: from {a.describe()} to {b.describe()} needs at least "
                                 f"{need * self.scale:.3g} m/s, over the speed limit of {limit * self.scale:.3g} m/s")
@@ -240,7 +271,12 @@ class Planner:
             if same_frame(c.frame, fs) and c.speed == 0.0 and abs(start.speed or 0.0) > 1e-9:
                 raise ShotError(f"contradictory constraints: {c.describe()} asks '{self.name}' to be at rest at "
                                 f"the start, but it starts at {start.speed * self.scale:.3g} m/s")
+        for c in timed:  # a landing is a keyed pose too: clear of the obstacles, or touching one
+            if c.kind == "LAND" and c.frame is not None and fs - 1e-6 <= c.frame <= fe + 1e-6:
+                self.check_pose_clear(c.describe(), c.position, self.landing_rotation(c), all_obstacles,
+                                      frame=c.frame)
         self.check_feasible(keys + timed, start, limit)
+        self.contact_spans(all_obstacles)
 
         # stops and landings between start and goal split the shot
         cuts = sorted({c.frame for c in timed if c.kind in ("STOP", "LAND") and fs + 1e-6 < c.frame < fe - 1e-6})
@@ -249,7 +285,30 @@ class Planner:
         segments = [self.segment(i, a, b, base, start, keys, timed, goal_key)
                     for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
         return Problem(self.name, shot.vehicle_type, shot.core_type, fm, segments, keys + empties, all_obstacles,
-                       shot.spheres, self.warnings, float(shot.settings.time_limit_s))
+                       shot.spheres, self.warnings, float(shot.settings.time_limit_s), vertices=shot.vertices,
+                       contacts=list(self.contacts))
+
+    def landing_rotation(self, c: Constraint) -> np.ndarray:
+        """The vehicle's rotation on a landing: the empty's (SE(3) vehicles), or its heading (planar)."""
+        if c.orientation is not None and not self.planar:
+            return quaternion.to_matrix(np.asarray(c.orientation, dtype=float))
+        h = float(c.heading or 0.0)
+        return np.array([[math.cos(h), -math.sin(h), 0.0], [math.sin(h), math.cos(h), 0.0], [0.0, 0.0, 1.0]])
+
+    def contact_spans(self, obstacles) -> None:
+        """One contact per obstacle and frame (the lowest floor), each with the span its floor takes to
+        rise back to the margin (``contacts.span_for``, from the vehicle's acceleration)."""
+        shot = self.shot
+        limits = feasibility.vehicle_limits(shot.vehicle_type, shot.parameters, shot.input_limits)
+        accel = limits.accel if limits is not None else None
+        best: dict = {}
+        for c in self.contacts:
+            key = (c.obstacle, round(c.frame, 4))
+            if key not in best or c.allowance < best[key].allowance:
+                best[key] = c
+        self.contacts = sorted(best.values(), key=lambda c: (c.frame, c.obstacle))
+        for c in self.contacts:
+            c.span = contacts.span_for(obstacles[c.obstacle].margin * self.scale, c.allowance, accel)
 
     def check_feasible(self, timed: list[Constraint], start: Constraint, limit: float | None) -> None:
         """Refuse a stretch the vehicle's limits cannot cover (core.shot.feasibility), before solving."""
@@ -284,7 +343,7 @@ class Planner:
             if self.planar and abs(p[2] - start_z) > tol:
                 self.warnings.append(f"'{self.name}' is keyed at height {p[2]:.3g} at frame {fmt_frame(f)}; a "
                                      f"{shot.vehicle_type.lower()} drives at its start height {start_z:.3g}")
-            self.check_pose_clear(f"'{self.name}' at frame {fmt_frame(f)}", p, r, obstacles)
+            self.check_pose_clear(f"'{self.name}' at frame {fmt_frame(f)}", p, r, obstacles, frame=f)
             keys.append(c)
         for c in keys[1:]:
             if c.speed is not None and c.frame < fe - 1e-6:
@@ -348,7 +407,7 @@ class Planner:
                 out["speed"] = float(c.speed) * self.scale
             return out
         out["position"] = floats(p)
-        if full or (c.orientation is not None and c.kind == "KEY"):
+        if full or (c.orientation is not None and c.kind in ("KEY", "LAND")):
             out["orientation"] = list(c.orientation)
         elif c.heading is not None:
             out["heading"] = float(c.heading)
@@ -398,11 +457,48 @@ class Planner:
             labels.append(c.describe())
         if waypoints:
             scenario["waypoints"] = waypoints
+        for c in self.contacts:  # an obstacle touched in this segment: its floor is lowered around the contact
+            if a - 1e-6 <= c.frame <= b + 1e-6:
+                table = scenario["obstacles"][c.obstacle] = dict(scenario["obstacles"][c.obstacle])
+                when = min(max((c.frame - a) / fm.fps, 0.0), seg_map.duration)
+                table["contact"] = [*table.get("contact", []), c.table(when)]
         if not scenario["obstacles"]:
             del scenario["obstacles"]
         if not scenario["bounds"]:
             del scenario["bounds"]
         return Segment(a, b, scenario, labels, continues=index > 0)
+
+
+def at_body_offset(shot: ShotInput) -> ShotInput:
+    """The shot of the point the solve plans (``shot.body_offset`` from the object's origin, body frame):
+    each key's position moved by its rotation × offset, the collision spheres taken relative to it,
+    and the offset and wheels put on the frame map (for the trajectory's stats and the bake). A Land /
+    Dock Here empty marks where the object's origin comes to rest, in the empty's pose: it is moved by
+    that rotation × offset too (other empties, whose pose of the vehicle is not known, hold the planned
+    point: a boat's centre of mass, a car's rear axle)."""
+    fm = shot.frame_map
+    offset = np.zeros(3) if shot.body_offset is None else np.asarray(shot.body_offset, dtype=float)
+    fm.body_offset = tuple(float(x) for x in offset)
+    fm.wheels = dict(shot.wheels)
+    if not np.any(offset):
+        return shot
+    keys = [replace(k, position=np.asarray(k.position, dtype=float) + np.asarray(k.rotation) @ offset)
+            for k in shot.keys]
+    spheres = np.array(shot.spheres, dtype=float).reshape(-1, 4)
+    if len(spheres):
+        spheres[:, :3] -= offset * fm.scale
+    vertices = None if shot.vertices is None else np.asarray(shot.vertices, dtype=float) - offset * fm.scale
+    empties = []
+    for c in shot.empties:
+        if c.kind == "LAND" and c.position is not None:
+            if c.orientation is not None and not shot.planar:
+                rot = quaternion.to_matrix(np.asarray(c.orientation, dtype=float))
+            else:
+                h = float(c.heading or 0.0)
+                rot = np.array([[math.cos(h), -math.sin(h), 0.0], [math.sin(h), math.cos(h), 0.0], [0.0, 0.0, 1.0]])
+            c = replace(c, position=np.asarray(c.position, dtype=float) + rot @ offset)
+        empties.append(c)
+    return replace(shot, keys=keys, spheres=spheres, vertices=vertices, empties=empties)
 
 
 def plan(shot: ShotInput) -> Problem:
@@ -411,4 +507,5 @@ def plan(shot: ShotInput) -> Problem:
 
 
 __all__ = ["ShotInput", "ShotSettings", "KeyPose", "Constraint", "Segment", "Problem", "Planner", "plan",
+           "at_body_offset",
            "ShotError", "KIND_LABELS", "TIMED_KINDS", "MAX_STEPS", "check_steps"]

@@ -63,13 +63,15 @@ _REFINE_TOL = 1e-12     # … until every |φ| at the cut points is below this (
 # ---------------------------------------------------------------------------------------------
 # mesh checks and whole-mesh mass properties
 # ---------------------------------------------------------------------------------------------
-def validate_mesh(vertices: np.ndarray, faces: np.ndarray, where: str = "hull") -> tuple[np.ndarray, np.ndarray]:
+def validate_mesh(vertices: np.ndarray, faces: np.ndarray, where: str = "hull",
+                  allow_inward: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Check a closed, consistently oriented, positive-volume triangle mesh; return float/int copies.
 
     Raises ScenarioError(where, problem) for: wrong shapes, non-finite vertices, indices out of
     range or not whole numbers, degenerate faces (a repeated vertex), an edge used by one face
     only (open mesh) or twice in the same direction (inconsistent orientation or non-manifold),
-    and a non-positive enclosed volume (inside-out mesh).
+    and a non-positive enclosed volume (inside-out mesh). With ``allow_inward`` a consistently
+    inward-facing mesh (negative volume) is turned outward (every face reversed) instead.
     """
     v = np.asarray(vertices, dtype=float)
     f_raw = np.asarray(faces)
@@ -102,6 +104,8 @@ def validate_mesh(vertices: np.ndarray, faces: np.ndarray, where: str = "hull") 
         a, b = directed[int(np.argmax(missing))]
         raise ScenarioError(where, f"mesh is not closed: edge {a}-{b} belongs to one face only")
     vol, _ = mesh_volume(v, f)
+    if allow_inward and vol < 0:
+        f, vol = f[:, ::-1].copy(), -vol
     if not vol > 0:
         raise ScenarioError(where, f"enclosed volume is {vol:.6g} m³; faces must be ordered "
                             "counter-clockwise seen from outside (outward normals)")
@@ -168,6 +172,152 @@ def from_mesh(vertices: np.ndarray, faces: np.ndarray, where: str = "hull") -> H
     """Any closed mesh (e.g. the Blender object's own), errors naming ``where``."""
     v, f = validate_mesh(vertices, faces, where)
     return Hull(v, f)
+
+
+def mesh_inertia(vertices: np.ndarray, faces: np.ndarray, mass: float,
+                 about: np.ndarray = (0.0, 0.0, 0.0)) -> np.ndarray:
+    """Inertia tensor (3, 3) about the point ``about`` of the closed mesh as a uniform solid of ``mass``.
+
+    Signed tetrahedra from ``about``: each (0, a, b, c) of volume V_f = a·(b × c)/6 has second moment
+    ∫ p pᵀ dV = V_f/20 (a aᵀ + b bᵀ + c cᵀ + s sᵀ), s = a + b + c; J = ρ (tr(C) I − C), ρ = mass/V.
+    """
+    v = np.asarray(vertices, dtype=float) - np.asarray(about, dtype=float)
+    tri = v[np.asarray(faces)]
+    a, b, c = tri[:, 0], tri[:, 1], tri[:, 2]
+    vol_f = np.einsum("fi,fi->f", a, np.cross(b, c)) / 6.0
+    vol = float(vol_f.sum())
+    if not vol > 0:
+        raise ScenarioError("hull", f"enclosed volume is {vol:.6g} m³: no inertia")
+    s = a + b + c
+    second = (np.einsum("f,fi,fj->ij", vol_f, a, a) + np.einsum("f,fi,fj->ij", vol_f, b, b)
+              + np.einsum("f,fi,fj->ij", vol_f, c, c) + np.einsum("f,fi,fj->ij", vol_f, s, s)) / 20.0
+    return (mass / vol) * (np.trace(second) * np.eye(3) - second)
+
+
+@dataclass(frozen=True)
+class MeshRepair:
+    """What :func:`repair_mesh` made of a triangle soup (e.g. a Blender object's evaluated mesh).
+
+    ``vertices`` / ``faces``: welded, without degenerate triangles, each connected piece oriented
+    consistently and outward when the mesh is closed. ``open_edges``: edges used by one triangle only;
+    ``nonmanifold_edges``: edges shared by more than two; ``flipped``: triangles turned to agree with
+    their neighbours / face outward; ``welded``: vertices merged into another at the same place.
+    """
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    open_edges: int
+    nonmanifold_edges: int
+    flipped: int
+    welded: int
+    volume: float
+
+    @property
+    def closed(self) -> bool:
+        return self.open_edges == 0 and self.nonmanifold_edges == 0 and len(self.faces) >= 4 and self.volume > 0
+
+
+def repair_mesh(vertices: np.ndarray, faces: np.ndarray, weld: float | None = None) -> MeshRepair:
+    """Weld coincident vertices (closer than ``weld``; default 1e-6 × the bounding-box diagonal), drop
+    triangles that collapse, count open and non-manifold edges, and — when every edge is shared by
+    exactly two triangles — orient each connected piece consistently (breadth-first over shared edges:
+    neighbours must run along their common edge in opposite directions) and outward (positive volume).
+    A piece that cannot be oriented (a Möbius-like surface) counts its edges as non-manifold.
+    """
+    v = np.asarray(vertices, dtype=float).reshape(-1, 3)
+    f = np.asarray(faces, dtype=np.int64).reshape(-1, 3)
+    welded = 0
+    if len(v):
+        diag = float(np.linalg.norm(v.max(axis=0) - v.min(axis=0)))
+        tol = weld if weld is not None else 1e-6 * max(diag, 1e-12)
+        key = np.round(v / tol).astype(np.int64)
+        _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        welded = len(v) - len(first)
+        v, f = v[first], inverse[f]
+    f = f[(f[:, 0] != f[:, 1]) & (f[:, 1] != f[:, 2]) & (f[:, 2] != f[:, 0])]
+    n, m = len(v), len(f)
+    if m == 0:
+        return MeshRepair(v, f, 0, 0, 0, welded, 0.0)
+    directed = np.stack([f, np.roll(f, -1, axis=1)], axis=-1).reshape(-1, 2)       # edge k of face k // 3
+    undirected = np.sort(directed, axis=1)
+    ukey = undirected[:, 0] * n + undirected[:, 1]
+    uniq, inv, counts = np.unique(ukey, return_inverse=True, return_counts=True)
+    open_edges = int(np.sum(counts == 1))
+    nonmanifold = int(np.sum(counts > 2))
+    flipped = 0
+    if open_edges == 0 and nonmanifold == 0:
+        # the two uses of each edge: faces p, q and whether they run the same way (then one must flip)
+        order = np.argsort(inv, kind="stable")
+        p_use, q_use = order[0::2], order[1::2]
+        same = directed[p_use, 0] == directed[q_use, 0]
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import breadth_first_order, connected_components
+        fp, fq = p_use // 3, q_use // 3
+        graph = coo_matrix((np.ones(len(fp)), (fp, fq)), shape=(m, m)).tocsr()
+        graph = graph + graph.T
+        relation = {}
+        for a, b, s_ in zip(fp.tolist(), fq.tolist(), same.tolist()):
+            relation[(a, b)] = relation[(b, a)] = s_
+        flip = np.zeros(m, dtype=bool)
+        ncomp, label = connected_components(graph, directed=False)
+        for comp in range(ncomp):
+            root = int(np.flatnonzero(label == comp)[0])
+            visit, pred = breadth_first_order(graph, root, directed=False, return_predecessors=True)
+            for face in visit[1:].tolist():
+                flip[face] = flip[pred[face]] ^ relation[(face, int(pred[face]))]
+        f = np.where(flip[:, None], f[:, ::-1], f)
+        # every shared edge must now run both ways (a reversed face runs its edges backwards)
+        start_p = np.where(flip[fp], directed[p_use, 1], directed[p_use, 0])
+        start_q = np.where(flip[fq], directed[q_use, 1], directed[q_use, 0])
+        clash = int(np.sum(start_p == start_q))
+        if clash:
+            nonmanifold = clash
+        else:
+            tri = v[f]
+            vol_f = np.einsum("fi,fi->f", tri[:, 0], np.cross(tri[:, 1], tri[:, 2])) / 6.0
+            comp_vol = np.bincount(label, weights=vol_f, minlength=ncomp)
+            inward = comp_vol[label] < 0
+            f = np.where(inward[:, None], f[:, ::-1], f)
+            flip ^= inward
+            flipped = int(flip.sum())
+    vol, _ = mesh_volume(v, f)
+    return MeshRepair(v, f, open_edges, nonmanifold, flipped, welded, float(vol))
+
+
+def convex_hull_mesh(vertices: np.ndarray, max_faces: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The convex hull of points (n, 3) as a closed outward mesh (its own vertices, reindexed).
+
+    With ``max_faces``, at most that many triangles: the hull of k = max_faces/2 + 2 of its vertices
+    picked by farthest-point sampling (a hull of k points has at most 2k − 4 triangles), which lies
+    inside the full hull.
+    """
+    from scipy.spatial import ConvexHull
+
+    pts = np.asarray(vertices, dtype=float).reshape(-1, 3)
+    hull = ConvexHull(pts)
+    if max_faces is not None and len(hull.simplices) > max_faces:
+        cand = pts[hull.vertices]
+        k = max(4, max_faces // 2 + 2)
+        chosen = [int(np.argmax(np.linalg.norm(cand - cand.mean(axis=0), axis=1)))]
+        dist = np.linalg.norm(cand - cand[chosen[0]], axis=1)
+        for _ in range(k - 1):
+            nxt = int(np.argmax(dist))
+            chosen.append(nxt)
+            dist = np.minimum(dist, np.linalg.norm(cand - cand[nxt], axis=1))
+        pts = cand[chosen]
+        hull = ConvexHull(pts)
+    used = np.unique(hull.simplices)
+    remap = np.full(len(pts), -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    v = pts[used]
+    f = remap[hull.simplices]
+    # outward: each triangle's normal along its facet's outward plane normal
+    tri = v[f]
+    nrm = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    inward = np.einsum("fi,fi->f", nrm, hull.equations[:, :3]) < 0
+    f = np.where(inward[:, None], f[:, ::-1], f)
+    return v, f
 
 
 # ---------------------------------------------------------------------------------------------
@@ -648,5 +798,5 @@ def _clip(hull: Hull, R: np.ndarray, x: np.ndarray, surface: HeightField | None,
 
 
 __all__ = ["Hull", "HeightField", "Clipped", "ClippedTangent", "clip_jacobian", "validate_mesh", "mesh_volume",
-           "face_areas_normals",
+           "face_areas_normals", "mesh_inertia", "MeshRepair", "repair_mesh", "convex_hull_mesh",
            "from_mesh", "box_hull", "default_hull", "icosphere", "subdivide", "clip"]

@@ -150,7 +150,11 @@ def test_frame_map_units(tunnel):
     scene.unit_settings.scale_length = 0.01
     p = reader().read_problem(scene, car)
     sc = p.scenario
-    assert sc["vehicle"]["wheel_radius"] == pytest.approx(0.30)  # vehicle dimensions are metres at any scale
+    # the wheels' geometry is measured in the scene: 0.3 units are 3 mm here; typed dimensions are metres at any scale
+    assert sc["vehicle"]["wheel_radius"] == pytest.approx(0.003) and sc["vehicle"]["wheelbase"] == pytest.approx(0.0255)
+    car.vehicle_motion.car_geometry = "TYPED"
+    typed = reader().read_problem(scene, car).scenario["vehicle"]
+    assert typed["wheel_radius"] == pytest.approx(0.30) and typed["wheelbase"] == pytest.approx(2.55)
     assert sc["start"]["speed"] == pytest.approx(0.05)
     assert sc["goal"]["position"] == pytest.approx([0.6, 0.08])
     assert sc["waypoints"][0]["radius"] == pytest.approx(0.015)
@@ -158,7 +162,7 @@ def test_frame_map_units(tunnel):
     assert np.array(sc["vehicle"]["collision_spheres"]) == pytest.approx(0.01 * metres)
     fm = p.frame_map
     assert fm.to_world(fm.to_solve([1.0, 2.0, 3.0])) == pytest.approx([1.0, 2.0, 3.0])
-    assert fm.to_solve([100.0, 0.0, 0.0]) == pytest.approx([1.0, 0.0, 0.0])
+    assert fm.to_solve([100.0, 0.0, 0.0]) == pytest.approx([1.0, 0.0, 0.0], rel=1e-6, abs=1e-9)  # z: the rear axle's plane
 
 
 def test_fps_base_and_keys_outside_range(empty_scene):

@@ -95,7 +95,7 @@ def test_helicopter_hovers_on_its_weight(empty_scene, vm):
 def test_boat_thrusters_push_it_forward(empty_scene, vm):
     scene = empty_scene
     setup_scene(scene, frame_end=25, spf=4)
-    boat = vm.add_object("Boat")
+    boat = vm.add_object("Boat", kind="EMPTY")  # a proxy: the default hull (a mesh would be the hull: test_boat_hull)
     boat.vehicle_motion.preset = "RIB_BOAT"
     boat.location = (0.0, 0.0, 0.084)
     boat.keyframe_insert("location", frame=1)

@@ -192,3 +192,23 @@ def test_identity_is_exact_and_finite():
     assert np.array_equal(Q.normalize(one), one)
     assert np.array_equal(Q.make_continuous(one[None]), one[None])
     assert_finite(Q.to_matrix(np.zeros(4)), Q.multiply(np.zeros(4), one))
+
+
+def test_slerp_against_scipy_and_at_its_ends():
+    from scipy.spatial.transform import Rotation, Slerp
+
+    rng = np.random.default_rng(11)
+    q = Q.normalize(rng.normal(size=(6, 4)))
+    q[3] = -q[3]                     # a sign flip between nodes: the shorter arc is still taken
+    q[4] = q[3] + 1e-9               # nearly equal neighbours (the small-angle branch)
+    q = Q.normalize(q)
+    i = np.array([0, 1, 2, 3, 3, 4])
+    u = np.array([0.0, 0.3, 1.0, 0.5, 0.9, 0.25])
+    out = Q.slerp(q, i, u)
+    assert np.allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-15)
+    for k in range(len(i)):
+        xyzw = lambda a: np.roll(a, -1)  # noqa: E731  scipy stores (x, y, z, w)
+        ref = Slerp([0.0, 1.0], Rotation.from_quat([xyzw(q[i[k]]), xyzw(q[i[k] + 1])]))([u[k]]).as_matrix()[0]
+        assert np.allclose(Q.to_matrix(out[k]), ref, atol=1e-12)
+    assert np.allclose(out[0], q[0]) and np.allclose(np.abs(out[2] @ q[3]), 1.0)
+    assert np.array_equal(Q.slerp(q[:1], np.array([0, 0]), np.array([0.2, 0.7])), q[[0, 0]])
