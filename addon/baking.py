@@ -657,7 +657,7 @@ def trajectory_frames(trajectory, scene) -> tuple[float, float, np.ndarray]:
     t = np.asarray(trajectory.time, dtype=float)
     end = start + (t[-1] - t[0]) * fps  # a run that stopped early (blew up) ends where it stopped
     end = min(end, float(stats.get("frame_end", end)))
-    return start, fps, bake_frames(start, end)
+    return start, fps, bake_frames(start, end, stats.get("key_frames", ()))
 
 
 def bake_trajectory(obj, trajectory, scene=None, parts=()) -> BakeResult:

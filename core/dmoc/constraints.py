@@ -7,7 +7,7 @@ bounds, additional constraints on the k-th state". Here:
 * dynamics, start, goal and velocity limits come from the vehicle model
   (``core.dmoc.models``); start values and exactly given goal values are fixed variables;
 * waypoints: |p(g_k) − w|² ≤ r² at the node k = round(t/h) nearest to the waypoint time
-  (p(g) the vehicle's reference point), or, for an ``exact`` waypoint, at its own time
+  (p(g) the vehicle's reference point, or a given body point), or, for an ``exact`` waypoint, at its own time
   t = (k + s) h on the chord between nodes k and k+1: |(1 − s) p(g_k) + s p(g_{k+1}) − w|² ≤ r²;
   an optional heading is fixed at the nearest node;
 * keep-out obstacles: for every node, every collision sphere (c_s, r_s) and every
@@ -37,6 +37,7 @@ class Waypoint:
     heading: float | None = None
     label: str = "waypoint"
     exact: bool = False     # imposed at its own time between nodes, not at the nearest node
+    point: np.ndarray = field(default_factory=lambda: np.zeros(3))   # the body point that passes (body frame)
 
 
 @dataclass
@@ -77,48 +78,52 @@ def waypoint_bracket(model: Model, time: float, duration: float) -> tuple[int, f
 
 
 def waypoint_group(model: Model, wp: Waypoint, node: int) -> Group:
-    """|p(g_k) − w|² ≤ r² with p(g) the reference point (body origin)."""
+    """|p(g_k, c) − w|² ≤ r² with p(g, c) the world position of the body point c (``wp.point``; the
+    reference point, the body origin, by default)."""
     nodes = np.array([node])
     idx = model.pose_idx[nodes]
     ref = model.pose_params(nodes)
     target = np.asarray(wp.position, dtype=float)[None, :]
+    c = np.asarray(wp.point, dtype=float)
 
     def fun(X, w, *ref):
-        p, _ = model.point_map(X, np.zeros((X.shape[0], 3)), *ref)
+        p, _ = model.point_map(X, np.broadcast_to(c, (X.shape[0], 3)), *ref)
         return np.sum((p - w) ** 2, axis=1)[:, None]
 
     def jac(X, w, *ref):
-        p, J = model.point_map(X, np.zeros((X.shape[0], 3)), *ref)
+        p, J = model.point_map(X, np.broadcast_to(c, (X.shape[0], 3)), *ref)
         return (2.0 * np.einsum("bi,bij->bj", p - w, J))[:, None, :]
 
     def hess(X, lam, w, *ref):
         """λ (2 JᵀJ + 2 Σ_i (p − w)_i ∇²p_i)."""
-        body = np.zeros((X.shape[0], 3))
+        body = np.broadcast_to(c, (X.shape[0], 3))
         p, J = model.point_map(X, body, *ref)
         H = 2.0 * (np.einsum("bij,bik->bjk", J, J) + model.point_curvature(X, body, p - w, *ref))
         return lam[:, 0, None, None] * H
 
-    mask = _point_mask(model, origin=True)
+    mask = _point_mask(model, origin=not np.any(c))
     return Group(f"waypoint {wp.label}", idx, fun, mask, jac=jac, hess=hess, params=(target,) + ref,
                  lower=-np.inf, upper=wp.radius**2, labels=[f"node {node}"])
 
 
 def waypoint_chord_group(model: Model, wp: Waypoint, node: int, frac: float) -> Group:
-    """|(1 − s) p(g_k) + s p(g_{k+1}) − w|² ≤ r² (s = ``frac`` in (0, 1)): the waypoint at its own time on
-    the chord between nodes k and k+1, p(g) the reference point (body origin)."""
+    """|(1 − s) p(g_k, c) + s p(g_{k+1}, c) − w|² ≤ r² (s = ``frac`` in (0, 1)): the waypoint at its own
+    time on the chord between nodes k and k+1, p(g, c) the world position of the body point c
+    (``wp.point``; the body origin by default)."""
     nodes = np.array([node, node + 1])
     c = np.array([1.0 - frac, frac])
     P = model.pose_dim
     idx = model.pose_idx[nodes].reshape(1, -1)
     ref = tuple(r.reshape((1, len(nodes)) + r.shape[1:]) for r in model.pose_params(nodes))
     target = np.asarray(wp.position, dtype=float)[None, :]
+    point = np.asarray(wp.point, dtype=float)
 
     def points(X, ref):
         """p_j and J_j of every node of the bracket: (B, n, 3), (B, n, 3, P)."""
         B = X.shape[0]
         Xn = X.reshape(B * len(nodes), P)
         refn = tuple(r.reshape((B * len(nodes),) + r.shape[2:]) for r in ref)
-        p, J = model.point_map(Xn, np.zeros((Xn.shape[0], 3)), *refn)
+        p, J = model.point_map(Xn, np.broadcast_to(point, (Xn.shape[0], 3)), *refn)
         return p.reshape(B, len(nodes), -1), J.reshape(B, len(nodes), J.shape[-2], P), refn, Xn
 
     def fun(X, w, *ref):
@@ -140,12 +145,12 @@ def waypoint_chord_group(model: Model, wp: Waypoint, node: int, frac: float) -> 
         K = np.einsum("j,bjik->bijk", c, J).reshape(B, J.shape[2], n * P)
         H = 2.0 * np.einsum("bij,bik->bjk", K, K)
         wq = (q - w)[:, None, :] * c[None, :, None]  # each node's share of the contraction
-        curv = model.point_curvature(Xn, np.zeros((B * n, 3)), wq.reshape(B * n, -1), *refn).reshape(B, n, P, P)
+        curv = model.point_curvature(Xn, np.broadcast_to(point, (B * n, 3)), wq.reshape(B * n, -1), *refn).reshape(B, n, P, P)
         for j in range(n):
             H[:, j * P:(j + 1) * P, j * P:(j + 1) * P] += 2.0 * curv[:, j]
         return lam[:, 0, None, None] * H
 
-    mask = np.tile(_point_mask(model, origin=True), (1, len(nodes)))
+    mask = np.tile(_point_mask(model, origin=not np.any(point)), (1, len(nodes)))
     label = f"node {node + frac:.4g}"
     return Group(f"waypoint {wp.label}", idx, fun, mask, jac=jac, hess=hess, params=(target,) + ref,
                  lower=-np.inf, upper=wp.radius**2, labels=[label])

@@ -12,7 +12,10 @@ Keys (a contract relied on outside the project; SI units, angles in radians)::
                          speed | velocity, shape entries …; defaults 0 / identity)
     [goal]               any subset of the same keys (each given one is imposed at the last node)
     [[waypoints]]        time, position, radius (default 0.5 m), heading (optional), exact (default
-                         false: at the node nearest to time; true: at time itself, between nodes)
+                         false: at the node nearest to time; true: at time itself, between nodes),
+                         point = [x, y, z] (the body point that must pass, body frame; default the
+                         reference point: the car's rear axle, an SE(3) vehicle's centre of mass;
+                         z is ignored for the planar car and snakeboard)
     [[obstacles]]        type = "sphere" (center, radius) | "box" (center, half_extents,
                          orientation = [w, x, y, z]) | "capsule" (a, b, radius); margin (default 0);
                          contact = [{time, allowance, span}, ...] (optional; needs a fixed duration):
@@ -148,7 +151,8 @@ def read_waypoints(root: Table, model: Model) -> list[Waypoint]:
         heading = t.number("heading") if t.has("heading") else None
         wp = Waypoint(time=time, position=np.concatenate([pos, np.zeros(3 - dim)]),
                       radius=t.number("radius", 0.5, nonnegative=True), heading=heading, label=f"#{i + 1}",
-                      exact=t.boolean("exact", False))
+                      exact=t.boolean("exact", False),
+                      point=t.vector("point", 3, [0.0, 0.0, 0.0]) * ([1.0, 1.0, 0.0] if dim == 2 else 1.0))
         t.finish()
         out.append(wp)
     return out

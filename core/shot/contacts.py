@@ -92,7 +92,7 @@ def deepest(problem, trajectory) -> tuple[float, float, str] | None:
     if vertices is None or not len(vertices) or not contacts:
         return None
     fm = problem.frame_map
-    frames = bake_frames(fm.frame_start, fm.frame_end)
+    frames = bake_frames(fm.frame_start, fm.frame_end, fm.key_frames)
     worst = None
     for c in contacts:
         near = frames[np.abs(frames - c.frame) <= c.span * fm.fps + 1e-6]

@@ -40,6 +40,7 @@ class FrameMap:
     # (role → centre, radius, … from core.shot.car_geometry), both go to the trajectory's stats.
     body_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     wheels: dict = field(default_factory=dict)
+    key_frames: tuple = ()   # frames of keys and timed empties: the bake keys them too (sub-frames)
 
     @property
     def frames(self) -> float:
@@ -80,6 +81,8 @@ class FrameMap:
             stats["body_offset"] = [float(x) for x in self.body_offset]
         if self.wheels:
             stats["wheels"] = {role: dict(w) for role, w in self.wheels.items()}
+        if self.key_frames:
+            stats["key_frames"] = [float(f) for f in self.key_frames]
         scale_or_none = (lambda a: None if a is None else np.asarray(a, dtype=float) / self.scale)
         return Trajectory(
             time=np.array(t.time, dtype=float), position=self.to_world(t.position),
@@ -134,12 +137,13 @@ def shot_range(key_frames: list[float], scene_range: tuple[int, int],
     return inside[0], max([inside[-1], *goals]), warnings
 
 
-def bake_frames(start: float, end: float) -> np.ndarray:
-    """The frames a bake keys: every whole frame within [start, end], and the two ends themselves
-    when they are sub-frames (so a key at 120.25 is met where it was keyed)."""
+def bake_frames(start: float, end: float, keyed=()) -> np.ndarray:
+    """The frames a bake keys: every whole frame within [start, end], the two ends, and the keyed
+    frames within it (so a key on sub-frame 60.5 or 120.25 is met where it was keyed)."""
     first, last = math.ceil(start - FRAME_EPS), math.floor(end + FRAME_EPS)
     whole = np.arange(first, last + 1, dtype=float)
-    frames = np.concatenate([[start], whole, [end]])
+    inside = [float(f) for f in keyed if start - FRAME_EPS <= f <= end + FRAME_EPS]
+    frames = np.concatenate([[start], whole, inside, [end]])
     frames = np.unique(np.round(frames, 6))
     keep = np.concatenate([[True], np.diff(frames) > FRAME_EPS])
     return frames[keep]

@@ -54,6 +54,7 @@ class Constraint:
     speed_limit: float | None = None
     forward: np.ndarray | None = None    # world direction of the body X axis (velocity direction)
     euler_heading: float | None = None   # a key's keyed Euler Z angle, when it is the heading
+    origin: np.ndarray | None = None     # a key's object origin (world), when position is the planned point
 
     def describe(self) -> str:
         what = KIND_LABELS.get(self.kind, self.kind.lower())
@@ -72,6 +73,7 @@ class KeyPose:
     rotation_keyed: bool = False
     speed: float | None = None           # keyed speed (scene units / s); the start's is always given
     euler_heading: float | None = None   # the keyed Euler Z angle when it is the heading
+    origin: np.ndarray | None = None     # the object's origin, when ``position`` is the planned point's
 
 
 @dataclass
@@ -265,6 +267,7 @@ class Planner:
         self.unwrap_headings(keys, empties)
         goal_key = keys[-1] if same_frame(keys[-1].frame, fe) and len(keys) > 1 else None
         timed = [c for c in empties if c.kind in TIMED_KINDS]
+        fm.key_frames = tuple(sorted({float(c.frame) for c in keys + timed if c.frame is not None}))
         self.check_contradictions(keys + timed, limit, start.speed or 0.0,
                                   goal_key.speed if goal_key is not None else None, all_obstacles)
         for c in timed:  # constraints at the start frame must agree with the start
@@ -335,7 +338,7 @@ class Planner:
             f, p, r = k.frame, k.position, k.rotation
             ends = same_frame(f, fs) or same_frame(f, fe)
             c = Constraint(self.name, "KEY", f, position=p, radius=0.0 if ends else tol, forward=r[:, 0],
-                           euler_heading=k.euler_heading)
+                           euler_heading=k.euler_heading, origin=k.origin)
             if k.rotation_keyed or same_frame(f, fs):
                 c.heading = yaw(r)
                 c.orientation = tuple(quaternion_of(r))
@@ -448,9 +451,15 @@ class Planner:
         for c in sorted(items, key=lambda c: (c.frame, c.name)):
             if c.kind == "KEY" and same_frame(c.frame, b) and at_b:
                 continue  # the stop/landing at b fixes the position already (checked to agree)
-            p = fm.to_solve(c.position)
+            # a key holds the object's origin, where the artist keyed it (the planned point may lie
+            # elsewhere on the body: a car's rear axle, a boat's centre of mass)
+            keyed_origin = c.kind == "KEY" and c.origin is not None and any(fm.body_offset)
+            p = fm.to_solve(c.origin if keyed_origin else c.position)
             wp = {"time": (c.frame - a) / fm.fps, "position": floats(p[:2] if self.planar else p),
                   "radius": max(c.radius * self.scale, 1e-4), "exact": True}
+            if keyed_origin:
+                point = -np.asarray(fm.body_offset, dtype=float) * self.scale
+                wp["point"] = floats(point * ([1.0, 1.0, 0.0] if self.planar else 1.0))
             if c.heading is not None and (c.kind == "KEY" or c.kind == "LAND"):
                 wp["heading"] = float(c.heading)
             waypoints.append(wp)
@@ -482,8 +491,8 @@ def at_body_offset(shot: ShotInput) -> ShotInput:
     fm.wheels = dict(shot.wheels)
     if not np.any(offset):
         return shot
-    keys = [replace(k, position=np.asarray(k.position, dtype=float) + np.asarray(k.rotation) @ offset)
-            for k in shot.keys]
+    keys = [replace(k, position=np.asarray(k.position, dtype=float) + np.asarray(k.rotation) @ offset,
+                    origin=np.asarray(k.position, dtype=float)) for k in shot.keys]
     spheres = np.array(shot.spheres, dtype=float).reshape(-1, 4)
     if len(spheres):
         spheres[:, :3] -= offset * fm.scale

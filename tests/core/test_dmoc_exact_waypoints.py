@@ -151,3 +151,26 @@ def test_exact_waypoint_group_alone_against_differences(text):
     H = g.hess(X, lam, *params)[0]
     Hd = dense_jacobian(lambda x: 1.3 * g.jac(x[None], *params)[0, 0], X[0])
     assert np.max(np.abs(H - 0.5 * (Hd + Hd.T))) < 1e-6 * max(1.0, np.abs(Hd).max())
+
+
+@pytest.mark.parametrize("text", [CAR_WP, HELI_WP], ids=["car", "helicopter"])
+@pytest.mark.parametrize("between", [True, False], ids=["chord", "node"])
+def test_a_waypoint_of_a_body_point_against_differences(text, between):
+    """``point``: a body point other than the reference (a car's origin 1.3 m ahead of its rear axle):
+    its rotation enters, so the Hessian's curvature term is exercised."""
+    from dataclasses import replace
+
+    from core.dmoc.constraints import waypoint_group
+    setup = read(loads(text))
+    model = setup.model
+    wp = replace(setup.spec.waypoints[0], point=np.array([1.3, -0.4, 0.7]))
+    k, s = waypoint_bracket(model, wp.time, float(model.base[model.T]))
+    g = waypoint_chord_group(model, wp, k, s) if between else waypoint_group(model, wp, k)
+    assert g.mask.all(), "a point off the rotation axis moves with every pose coordinate"
+    X = np.random.default_rng(13).normal(scale=2.0, size=(1, g.idx.shape[1]))
+    J = g.jac(X, *g.params)[:, 0, :]
+    Jd = dense_jacobian(lambda x: g.fun(x[None], *g.params)[0], X[0])
+    assert np.max(np.abs(J[0] - Jd)) < 1e-7 * max(1.0, np.abs(Jd).max())
+    H = g.hess(X, np.array([[0.8]]), *g.params)[0]
+    Hd = dense_jacobian(lambda x: 0.8 * g.jac(x[None], *g.params)[0, 0], X[0])
+    assert np.max(np.abs(H - 0.5 * (Hd + Hd.T))) < 1e-6 * max(1.0, np.abs(Hd).max())

@@ -49,6 +49,7 @@ def test_bake_frames_are_whole_frames_and_the_sub_frame_ends():
     assert bake_frames(1.0, 4.25).tolist() == [1.0, 2.0, 3.0, 4.0, 4.25]
     assert bake_frames(0.5, 3.0).tolist() == [0.5, 1.0, 2.0, 3.0]
     assert bake_frames(2.0, 2.00001).tolist() == [2.0]  # the same frame within round-off
+    assert bake_frames(1.0, 4.25, keyed=(1.0, 2.5, 4.25, 9.0)).tolist() == [1.0, 2.0, 2.5, 3.0, 4.0, 4.25]
 
 
 # -- obstacles ---------------------------------------------------------------------------------------
