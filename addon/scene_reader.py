@@ -861,7 +861,7 @@ class _Reader:
             for frame in frames:
                 if frame is not None and (frame < fs - 1e-6 or frame > fe + 1e-6):
                     self.warnings.append(f"{label} '{ob.name}' at frame {fmt_frame(frame)} is outside frames "
-                                         f"{fs}–{fe} and ignored")
+                                         f"{fmt_frame(fs)}–{fmt_frame(fe)} and ignored")
                     continue
                 m = pose.world(fs if frame is None else frame)
                 check_pose(ob, m, frame, self.scale)
@@ -938,7 +938,7 @@ class _Reader:
             for ob in objects:
                 if _is_animated(ob):
                     self.warnings.append(f"obstacle '{ob.name}' is animated: its pose at frame "
-                                         f"{self.fm.frame_start} is used for the whole shot")
+                                         f"{fmt_frame(self.fm.frame_start)} is used for the whole shot")
         depsgraph = bpy.context.evaluated_depsgraph_get()
         shapes = []
         for ob in objects:

@@ -47,6 +47,8 @@ import bmesh  # after bpy: bpy makes it importable
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "samples"))
+from scene_kit import world_vertices  # noqa: E402
 PACKAGE = "vehicle_motion"
 
 LIMIT_SLIP_DEG = 0.5
@@ -302,23 +304,9 @@ def slip(scene, points: np.ndarray, headings: np.ndarray, frames, fps: float, sc
 AXES = {"X": (1, 0, 0), "Y": (0, 1, 0), "Z": (0, 0, 1), "NEG_X": (-1, 0, 0), "NEG_Y": (0, -1, 0), "NEG_Z": (0, 0, -1)}
 
 
-def evaluated_world_vertices(objects) -> np.ndarray:
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    out = []
-    for ob in objects:
-        ev = ob.evaluated_get(depsgraph)
-        mesh = ev.to_mesh()
-        co = np.empty(3 * len(mesh.vertices))
-        mesh.vertices.foreach_get("co", co)
-        ev.to_mesh_clear()
-        mw = np.array(ev.matrix_world)
-        out.append(co.reshape(-1, 3) @ mw[:3, :3].T + mw[:3, 3])
-    return np.concatenate(out) if out else np.zeros((0, 3))
-
-
 def wheel_radius(wheel, axis_local: np.ndarray) -> float:
     """Largest distance of the wheel's evaluated world vertices from its spin axis (scene units)."""
-    v = evaluated_world_vertices([wheel])
+    v = world_vertices([wheel])
     mw = world(wheel)
     a = mw[:3, :3] @ axis_local
     a /= np.linalg.norm(a)
@@ -391,13 +379,13 @@ def measure_clearance(scene, vehicle, obstacles, frames, scale: float, m: Measur
     go(scene, frames[0])
     shapes = []
     for ob in obstacles:
-        v = evaluated_world_vertices([ob])
+        v = world_vertices([ob])
         shape = fit_shape(ob.name, v, ob.vehicle_motion.obstacle_shape, frame_hint=polar(world(ob)[:3, :3]))
         shapes.append(shape)
     worst = (math.inf, None, None)
     for f in frames:
         go(scene, f)
-        v = evaluated_world_vertices(meshes)
+        v = world_vertices(meshes)
         for shape in shapes:
             d = float(np.min(shape.distance(v))) * scale
             if d < worst[0]:

@@ -26,16 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import build_car_tunnel_scene as sample  # noqa: E402
-
-
-def _world_vertices(obj, depsgraph) -> np.ndarray:
-    ob = obj.evaluated_get(depsgraph)
-    mesh = ob.to_mesh()
-    co = np.empty(3 * len(mesh.vertices))
-    mesh.vertices.foreach_get("co", co)
-    ob.to_mesh_clear()
-    m = np.array(ob.matrix_world)
-    return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
+from scene_kit import world_vertices  # noqa: E402
 
 
 def _outline(points_xy: np.ndarray) -> np.ndarray:
@@ -62,8 +53,7 @@ def sample_baked(scene, car) -> dict:
     """The baked motion, evaluated frame by frame (frame_set + matrix_world)."""
     vm = scene.vehicle_motion
     s = car.vehicle_motion
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    body_local = _world_vertices(car, depsgraph)
+    body_local = world_vertices([car])
     m0 = np.array(car.matrix_world)
     body_local = (body_local - m0[:3, 3]) @ np.linalg.inv(m0[:3, :3]).T
     frames = np.arange(vm.frame_start, vm.frame_end + 1)
@@ -89,7 +79,6 @@ def draw(scene, car, baked: dict, path: pathlib.Path, report: str) -> None:
     import matplotlib.pyplot as plt
     from matplotlib.patches import Circle, Polygon
 
-    depsgraph = bpy.context.evaluated_depsgraph_get()
     fig = plt.figure(figsize=(14, 9))
     grid = fig.add_gridspec(2, 3, height_ratios=[2.1, 1], hspace=0.3, wspace=0.25,
                             left=0.05, right=0.98, top=0.95, bottom=0.08)
@@ -97,7 +86,7 @@ def draw(scene, car, baked: dict, path: pathlib.Path, report: str) -> None:
     for ob in bpy.data.collections["Obstacles"].all_objects:
         if ob.type != "MESH":
             continue
-        hull = _outline(_world_vertices(ob, depsgraph)[:, :2])
+        hull = _outline(world_vertices([ob])[:, :2])
         roof = "Roof" in ob.name
         ax.add_patch(Polygon(hull, closed=True, facecolor="none" if roof else "0.6",
                              edgecolor="0.25", ls="--" if roof else "-", lw=1.0, alpha=0.9))

@@ -9,9 +9,25 @@ import sys
 from typing import Callable
 
 import bpy
+import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from build_car_tunnel_scene import addon_registered  # noqa: E402
+
+
+def world_vertices(objects) -> np.ndarray:
+    """World-space vertices (N, 3) of the objects' evaluated geometry (modifiers, parents, scale)."""
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    out = []
+    for ob in objects:
+        ev = ob.evaluated_get(depsgraph)
+        mesh = ev.to_mesh()
+        co = np.empty(3 * len(mesh.vertices))
+        mesh.vertices.foreach_get("co", co)
+        ev.to_mesh_clear()
+        m = np.array(ev.matrix_world)
+        out.append(co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3])
+    return np.concatenate(out) if out else np.zeros((0, 3))
 
 
 def new_scene(name: str, fps: int, duration: float):

@@ -18,6 +18,7 @@ bpy = pytest.importorskip("bpy")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "samples"))
 from build_car_tunnel_scene import _box, _mesh_object  # noqa: E402
+from scene_kit import world_vertices  # noqa: E402
 
 TOL = 0.01
 FIGURES: dict[str, float] = {}
@@ -56,20 +57,6 @@ def box_clearance(obstacle, points: np.ndarray) -> np.ndarray:
     lo, hi = corners.min(axis=0), corners.max(axis=0)
     q = np.abs(points - 0.5 * (lo + hi)) - 0.5 * (hi - lo)
     return np.linalg.norm(np.maximum(q, 0.0), axis=1) + np.minimum(np.max(q, axis=1), 0.0)
-
-
-def world_vertices(objects) -> np.ndarray:
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    out = []
-    for ob in objects:
-        ev = ob.evaluated_get(depsgraph)
-        mesh = ev.to_mesh()
-        co = np.empty(3 * len(mesh.vertices))
-        mesh.vertices.foreach_get("co", co)
-        ev.to_mesh_clear()
-        m = np.array(ev.matrix_world)
-        out.append(co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3])
-    return np.concatenate(out)
 
 
 def solve(scene, vehicle) -> str:

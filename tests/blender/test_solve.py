@@ -21,6 +21,7 @@ spatial = pytest.importorskip("scipy.spatial")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "samples"))
 import build_car_tunnel_scene as sample  # noqa: E402
+from scene_kit import world_vertices  # noqa: E402
 
 FPS = 8
 FIGURES: dict[str, float] = {}  # measured figures, printed at the end of the module
@@ -59,17 +60,6 @@ def stored(car):
 def frames(scene):
     vm = scene.vehicle_motion
     return range(vm.frame_start, vm.frame_end + 1)
-
-
-def world_vertices(obj) -> np.ndarray:
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    ob = obj.evaluated_get(depsgraph)
-    mesh = ob.to_mesh()
-    co = np.empty(3 * len(mesh.vertices))
-    mesh.vertices.foreach_get("co", co)
-    ob.to_mesh_clear()
-    m = np.array(ob.matrix_world)
-    return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
 
 
 def separation(a: np.ndarray, b: np.ndarray, axes: np.ndarray) -> float:
@@ -170,14 +160,14 @@ def min_clearance(scene, vehicle, obstacle_names) -> tuple[float, tuple | None]:
     (gap, (frame, part, obstacle))."""
     obstacles = {}
     for name in obstacle_names:
-        points = world_vertices(bpy.data.objects[name])
+        points = world_vertices([bpy.data.objects[name]])
         obstacles[name] = (points, hull_normals(points))
     parts = [vehicle, *(ob for ob in vehicle.children_recursive if ob.type == "MESH")]
     worst = (math.inf, None)
     for f in frames(scene):
         scene.frame_set(f)
         for part in parts:
-            points = world_vertices(part)
+            points = world_vertices([part])
             normals = hull_normals(points)
             for name, (obstacle, obstacle_normals) in obstacles.items():
                 gap = separation(points, obstacle, np.concatenate([normals, obstacle_normals]))
