@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import VehicleMotionError
+from ..lie import quaternion
 from . import contacts, feasibility
 from .contacts import Contact
 from .frames import FrameMap, fmt_frame, same_frame
-from ..lie import quaternion
 from .geometry import ObstacleShape, floats, quaternion_of, yaw
 
 KIND_LABELS = {"PASS_THROUGH": "pass-through", "STOP": "stop", "LAND": "landing",
@@ -325,6 +325,29 @@ class Planner:
                                     None if limit is None else limit * self.scale, self.planar)
         if problem:
             raise ShotError(problem)
+        if shot.vehicle_type == "BOAT":
+            self.warn_off_waterline([c for c in timed if c.speed == 0.0 and c.frame is not None
+                                     and c.frame > fm.frame_start + 1e-6])
+
+    def warn_off_waterline(self, at_rest: list[Constraint]) -> None:
+        """A boat held at rest where it does not float (its thrusters push sideways, not up) cannot stay
+        there: warn with its floating height (warn, don't refuse: the solve may still find a compromise)."""
+        from ..scenario import Table
+        from ..scenario.boat import read_boat
+        fm = self.fm
+        try:
+            boat = read_boat(Table(dict(self.shot.parameters), "vehicle"))
+        except VehicleMotionError:
+            return  # the solve names the bad key
+        for c in at_rest:
+            r = quaternion.to_matrix(np.asarray(c.orientation, dtype=float)) if c.orientation is not None else None
+            z = float(fm.to_solve(c.position)[2])
+            off = z - boat.float_height(r)
+            if abs(off) > max(0.05, c.radius * self.scale):
+                self.warnings.append(f"'{self.name}' is held at rest at frame {fmt_frame(c.frame)} "
+                                     f"{abs(off):.2g} m {'above' if off > 0 else 'below'} where it floats "
+                                     f"({c.describe()}): it cannot stay there; key it {abs(off):.2g} m "
+                                     f"{'lower' if off > 0 else 'higher'}")
 
     def key_constraints(self, obstacles) -> list[Constraint]:
         """The vehicle's keys as constraints: the start (full state), the goal at the end of the range

@@ -195,3 +195,37 @@ def test_a_failed_solve_names_frames_and_the_limits_that_bind(empty_scene, capsy
         assert internal not in message
     assert "dynamics" in capsys.readouterr().out  # the solver's account is on the console
     assert not car.vehicle_motion.is_baked
+
+
+@pytest.mark.parametrize("unit_scale", [1.0, 0.01, 0.001], ids=["metres", "centimetres", "millimetres"])
+@pytest.mark.parametrize("kind", ["helicopter", "boat"])
+def test_helicopter_and_boat_presets_are_real_size_at_any_unit_scale(empty_scene, kind, unit_scale):
+    """A light helicopter flying 6 m and a RIB boat (default hull) going 6 m, proxies (empties) keyed in a
+    metre, centimetre and millimetre scene, presets left as they are: the solve sees the same metres,
+    and the baked goal is met in scene units."""
+    from conftest import add_object
+    from vehicle_motion.addon import scene_reader
+    from vehicle_motion.core.vehicles.boat import Boat
+    scene = empty_scene
+    scene.render.fps = 8
+    scene.unit_settings.scale_length = unit_scale
+    unit = 1.0 / unit_scale
+    vehicle = add_object(kind.title(), kind="EMPTY")
+    vehicle.vehicle_motion.preset = "LIGHT_HELICOPTER" if kind == "helicopter" else "RIB_BOAT"
+    vehicle.rotation_mode = "QUATERNION"
+    z = 5.0 if kind == "helicopter" else Boat().float_height()
+    end = 17 if kind == "helicopter" else 41
+    scene.frame_start, scene.frame_end = 1, end
+    for frame, x in ((1, 0.0), (end, 6.0)):
+        vehicle.location = (x * unit, 0.0, z * unit)
+        vehicle.keyframe_insert("location", frame=frame)
+        vehicle.keyframe_insert("rotation_quaternion", frame=frame)
+    problem = scene_reader.read_problem(scene, vehicle)
+    sc = problem.scenario
+    assert sc["goal"]["position"] == pytest.approx([6.0, 0.0, z], abs=1e-4)
+    if kind == "helicopter":
+        assert sc["vehicle"]["mass"] == pytest.approx(600.0) and sc["vehicle"]["main_rotor_offset"] == pytest.approx(1.2)
+    else:
+        assert sc["vehicle"]["mass"] == pytest.approx(800.0) and "hull_vertices" not in sc["vehicle"]
+    solve(scene, vehicle)
+    assert world_at(scene, vehicle, end) / unit == pytest.approx([6.0, 0.0, z], abs=1e-4)

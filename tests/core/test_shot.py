@@ -296,3 +296,21 @@ def test_the_solver_reports_where_it_fails_as_data():
     name, value = nlp.worst(z)
     assert name == f"{detail['group']} ({detail['label']})" and detail["value"] == value > 0
     assert detail["node"] == int(detail["label"].split()[1].rstrip(","))
+
+
+def test_a_boat_held_at_rest_off_its_waterline_is_warned_about():
+    from core.vehicles.boat import Boat
+    z0 = Boat().float_height()  # the default 800 kg RIB on its default hull
+
+    def shot(goal_z: float) -> ShotInput:
+        keys = [KeyPose(1.0, np.array([0.0, 0.0, z0]), np.eye(3), rotation_keyed=True, speed=0.0),
+                KeyPose(81.0, np.array([12.0, 0.0, goal_z]), np.eye(3), rotation_keyed=True, speed=0.0)]
+        return ShotInput(vehicle="Boat", vehicle_type="BOAT", core_type="boat",
+                         frame_map=FrameMap(1.0, 81.0, 8.0, 1), keys=keys, empties=[], obstacles=[],
+                         spheres=np.array([[0.0, 0.0, 0.0, 1.5]]), parameters={"type": "boat", "mass": 800.0},
+                         input_limits={"thruster_1": 1500.0, "thruster_2": 1500.0}, settings=_settings())
+
+    assert not [w for w in plan(shot(z0)).warnings if "floats" in w]
+    warnings = [w for w in plan(shot(z0 - 0.6)).warnings if "floats" in w]
+    assert warnings == ["'Boat' is held at rest at frame 81 0.6 m below where it floats (key of 'Boat' at frame "
+                        "81): it cannot stay there; key it 0.6 m higher"]
