@@ -48,6 +48,7 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "samples"))
+from build_car_tunnel_scene import _mesh_object  # noqa: E402
 from scene_kit import world_vertices  # noqa: E402
 PACKAGE = "vehicle_motion"
 
@@ -83,18 +84,9 @@ def new_file(fps: float = 24, fps_base: float = 1.0, frames=(1, 250), unit_scale
 
 
 def mesh_object(name: str, build, *, collection=None, location=(0.0, 0.0, 0.0), parent=None):
-    mesh = bpy.data.meshes.new(name)
-    bm = bmesh.new()
-    try:
-        build(bm)
-        bm.to_mesh(mesh)
-    finally:
-        bm.free()
-    obj = bpy.data.objects.new(name, mesh)
-    (collection or bpy.context.scene.collection).objects.link(obj)
-    obj.parent = parent
-    obj.location = location
-    return obj
+    """A mesh object built by ``build(bm)`` (the car-tunnel sample's builder), linked to the scene."""
+    return _mesh_object(name, build, collection or bpy.context.scene.collection, location=location,
+                        parent=parent)
 
 
 def empty_object(name: str, *, location=(0.0, 0.0, 0.0), parent=None, display="PLAIN_AXES", size=1.0):
