@@ -11,6 +11,7 @@ import math
 import pathlib
 import re
 import sys
+import threading
 import time
 import types
 
@@ -297,13 +298,28 @@ def test_worker_reports_iterations_and_constraint_violation(addon):
 
 def test_worker_cancels_while_solving(addon):
     from vehicle_motion.addon import scene_reader, solving
-    names = build_boat_scene.build(steps_per_frame=4)  # 120 steps: still solving after a second
+    names = build_boat_scene.build(steps_per_frame=4)
     scene = bpy.context.scene
     boat = bpy.data.objects[names["vehicle"]]
     problem = scene_reader.read_problem(scene, boat)
-    job = solving.SolveJob(problem).start()
+    job = solving.SolveJob(problem)
+    # hold the worker at its second iteration until the test has cancelled (a fixed sleep let the
+    # ~1 s solve finish first on a fast machine); the cancel then lands in a solve still running
+    reached = threading.Event()
+    report = job._iteration
+
+    def held(k: int, violation: float) -> None:
+        report(k, violation)
+        if k >= 2:
+            reached.set()
+            t0 = time.perf_counter()
+            while not job._cancel.is_set() and time.perf_counter() - t0 < 20.0:
+                time.sleep(0.005)
+
+    job._iteration = held
+    job.start()
     try:
-        time.sleep(1.0)
+        assert reached.wait(30.0), "the solve never reached its second iteration"
         assert solving.running("Boat") and not job.done
         fraction, text = job.progress()
         assert 0.0 < fraction < 1.0 and text.startswith("Solving 'Boat': iteration ")
