@@ -33,7 +33,6 @@ bpy 4.5 hangs at interpreter exit while an operator class is registered: the add
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
 import pathlib
 import platform
@@ -48,25 +47,14 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "samples"))
-from build_car_tunnel_scene import _mesh_object  # noqa: E402
+from build_car_tunnel_scene import _box as box, _boxes as boxes, _cylinder as cylinder, _disc as disc  # noqa: E402
+from build_car_tunnel_scene import _mesh_object, addon_registered  # noqa: E402
 from scene_kit import world_vertices  # noqa: E402
-PACKAGE = "vehicle_motion"
 
 LIMIT_SLIP_DEG = 0.5
 LIMIT_SPIN_PCT = 1.0
 LIMIT_CLEARANCE_M = -0.01
 SLIP_SPEED = 1.0      # m/s
-
-
-def import_package():
-    if PACKAGE in sys.modules:
-        return sys.modules[PACKAGE]
-    spec = importlib.util.spec_from_file_location(
-        PACKAGE, ROOT / "__init__.py", submodule_search_locations=[str(ROOT)])
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[PACKAGE] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 # ----------------------------------------------------------------------------- building scenes
@@ -95,38 +83,6 @@ def empty_object(name: str, *, location=(0.0, 0.0, 0.0), parent=None, display="P
     obj.empty_display_type, obj.empty_display_size = display, size
     obj.parent, obj.location = parent, location
     return obj
-
-
-def box(lo, hi):
-    """Add › Mesh › Cube, its corners moved to ``lo`` and ``hi`` (object coordinates)."""
-    def build(bm):
-        for v in bmesh.ops.create_cube(bm, size=1.0)["verts"]:
-            v.co = [lo[i] if v.co[i] < 0 else hi[i] for i in range(3)]
-    return build
-
-
-def boxes(*pairs):
-    def build(bm):
-        for lo, hi in pairs:
-            box(lo, hi)(bm)
-    return build
-
-
-def cylinder(radius: float, depth: float):
-    """Add › Mesh › Cylinder: around its origin, along its local Z."""
-    def build(bm):
-        bmesh.ops.create_cone(bm, cap_ends=True, segments=32, radius1=radius, radius2=radius, depth=depth)
-    return build
-
-
-def disc(radius: float, axis: str = "Z"):
-    """A flat disc (a rotor's swept disc) normal to ``axis``."""
-    def build(bm):
-        bmesh.ops.create_circle(bm, cap_ends=True, radius=radius, segments=32)
-        if axis == "Y":
-            for v in bm.verts:
-                v.co.y, v.co.z = v.co.z, v.co.y
-    return build
 
 
 def rot_z(heading: float) -> np.ndarray:
@@ -715,17 +671,13 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated shot numbers (e.g. 1,4a,8)")
     args = parser.parse_args()
     only = {s.strip() for s in args.only.split(",") if s.strip()}
-    package = import_package()
-    package.register()
     rows = []
-    try:
+    with addon_registered():  # unregistered after: bpy 4.5 hangs at exit while an operator class is registered
         for number, build in SHOTS:
             if only and number not in only and number.rstrip("abc") not in only:
                 continue
             print(f"shot {number} …", file=sys.stderr, flush=True)
             rows.append(guarded(number, number, build))
-    finally:
-        package.unregister()  # bpy 4.5 hangs at exit while an operator class is registered
     print()
     print(f"Blender (bpy) {bpy.app.version_string}; CPU: {cpu_model()} ({__import__('os').cpu_count()} cores); "
           f"Python {platform.python_version()}")

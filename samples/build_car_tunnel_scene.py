@@ -102,6 +102,23 @@ def _boxes(*pairs):
     return build
 
 
+def _cylinder(radius: float, depth: float):
+    """Add › Mesh › Cylinder: around its origin, along its local Z."""
+    def build(bm):
+        bmesh.ops.create_cone(bm, cap_ends=True, segments=32, radius1=radius, radius2=radius, depth=depth)
+    return build
+
+
+def _disc(radius: float, axis: str = "Z"):
+    """A flat disc (a rotor's swept disc) normal to its local ``axis`` (Z or Y)."""
+    def build(bm):
+        bmesh.ops.create_circle(bm, cap_ends=True, radius=radius, segments=32)
+        if axis == "Y":
+            for v in bm.verts:
+                v.co.y, v.co.z = v.co.z, v.co.y
+    return build
+
+
 def _cube(bm):
     bmesh.ops.create_cube(bm, size=1.0)
 

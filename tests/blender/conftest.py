@@ -59,6 +59,28 @@ def empty_scene(addon):
     return scene
 
 
+def hold_at_iteration(job, k: int):
+    """Make the solve worker of ``job`` (not yet started) wait at its solver iteration ``k`` until the
+    test cancels it (at most 20 s): the cancel then lands in a solve still running, however fast it
+    is. Returns the event set when iteration ``k`` is reached."""
+    import threading
+    import time
+
+    reached = threading.Event()
+    report = job._iteration
+
+    def held(i: int, violation: float) -> None:
+        report(i, violation)
+        if i >= k:
+            reached.set()
+            t0 = time.perf_counter()
+            while not job._cancel.is_set() and time.perf_counter() - t0 < 20.0:
+                time.sleep(0.005)
+
+    job._iteration = held
+    return reached
+
+
 def add_object(name: str, parent=None, kind: str = "MESH"):
     """A new object linked to the scene (a cube mesh, or an empty)."""
     data = None

@@ -7,12 +7,18 @@ baked scene (frame_set + matrix_world)."""
 from __future__ import annotations
 
 import math
+import pathlib
+import sys
 import time
 
 import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "samples"))
+from build_car_tunnel_scene import _box, _cylinder, _mesh_object  # noqa: E402
 
 FPS = 12
 KEYS = ((1, (0.0, 0.0), 0.0), (31, (10.0, 1.5), math.radians(20.0)), (61, (17.0, 8.0), math.radians(75.0)))
@@ -31,41 +37,13 @@ def _rot(heading: float) -> np.ndarray:
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
-def _mesh(name: str, build):
-    import bmesh
-    mesh = bpy.data.meshes.new(name)
-    bm = bmesh.new()
-    build(bm)
-    bm.to_mesh(mesh)
-    bm.free()
-    obj = bpy.data.objects.new(name, mesh)
-    bpy.context.scene.collection.objects.link(obj)
-    return obj
-
-
-def _box(lo, hi):
-    def build(bm):
-        import bmesh
-        for v in bmesh.ops.create_cube(bm, size=1.0)["verts"]:
-            v.co = [lo[i] if v.co[i] < 0 else hi[i] for i in range(3)]
-    return build
-
-
-def _cylinder(radius):
-    """Blender's cylinder: around its origin, along its local Z (as Add › Mesh › Cylinder makes it)."""
-    def build(bm):
-        import bmesh
-        bmesh.ops.create_cone(bm, cap_ends=True, segments=32, radius1=radius, radius2=radius, depth=WIDTH)
-    return build
-
-
 def build_car(name: str, origin, *, empties: bool = False, keys=KEYS):
     """A car as an animator builds it: a body mesh and four wheel cylinders (turned 90° about X so their axle
     is sideways; Wheel Axis Z) as children, the front ones on steering knuckles; the object's origin at
     ``origin`` (rear-axle coordinates); keyed at (frame, rear axle (x, y), heading)."""
     origin = np.asarray(origin, dtype=float)
     lo, hi = (np.asarray(c) - origin for c in BODY)
-    car = _mesh(name, _box(lo, hi))
+    car = _mesh_object(name, _box(lo, hi), bpy.context.scene.collection)
     car.rotation_mode = "XYZ"
     s = car.vehicle_motion
     s.preset = "HATCHBACK"
@@ -76,7 +54,7 @@ def build_car(name: str, origin, *, empties: bool = False, keys=KEYS):
             wheel = bpy.data.objects.new(f"{name} {role}", None)
             bpy.context.scene.collection.objects.link(wheel)
         else:
-            wheel = _mesh(f"{name} {role}", _cylinder(radius))
+            wheel = _mesh_object(f"{name} {role}", _cylinder(radius, WIDTH), bpy.context.scene.collection)
         wheel.rotation_mode = "XYZ"
         wheel.rotation_euler = (math.pi / 2, 0.0, 0.0)
         parent = car

@@ -17,23 +17,11 @@ bpy = pytest.importorskip("bpy")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "samples"))
-from build_car_tunnel_scene import _box, _mesh_object  # noqa: E402
+from build_car_tunnel_scene import _box, _disc, _mesh_object  # noqa: E402
 from scene_kit import world_vertices  # noqa: E402
 
 TOL = 0.01
 FIGURES: dict[str, float] = {}
-
-
-def _disc(radius: float, axis: str = "Z"):
-    """A flat disc mesh (a rotor's swept disc) normal to ``axis``."""
-    import bmesh
-
-    def build(bm):
-        bmesh.ops.create_circle(bm, cap_ends=True, radius=radius, segments=32)
-        if axis == "Y":
-            for v in bm.verts:
-                v.co.y, v.co.z = v.co.z, v.co.y
-    return build
 
 
 def obstacles_collection(scene):

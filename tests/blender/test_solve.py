@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import pathlib
 import sys
-import threading
 import time
 
 import numpy as np
@@ -21,6 +20,7 @@ spatial = pytest.importorskip("scipy.spatial")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "samples"))
 import build_car_tunnel_scene as sample  # noqa: E402
+from conftest import hold_at_iteration  # noqa: E402
 from scene_kit import world_vertices  # noqa: E402
 
 FPS = 8
@@ -276,20 +276,8 @@ def test_worker_reports_progress_and_cancels(files):
     scene, car = open_file(setup)
     problem = scene_reader.read_problem(scene, car)
     job = solving.SolveJob(problem)
-    # hold the worker at its third iteration until the test has cancelled: the real solve now takes
-    # ~0.2 s, so a fixed sleep could let it finish before the cancel arrives
-    reached = threading.Event()
-    report = job._iteration
-
-    def held(k: int, violation: float) -> None:
-        report(k, violation)
-        if k >= 3:
-            reached.set()
-            t0 = time.perf_counter()
-            while not job._cancel.is_set() and time.perf_counter() - t0 < 20.0:
-                time.sleep(0.005)
-
-    job._iteration = held
+    # the real solve takes ~0.2 s: a fixed sleep could let it finish before the cancel arrives
+    reached = hold_at_iteration(job, 3)
     job.start()
     try:
         assert solving.running("Car")

@@ -11,7 +11,6 @@ import math
 import pathlib
 import re
 import sys
-import threading
 import time
 import types
 
@@ -24,6 +23,7 @@ pytest.importorskip("scipy.spatial")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "samples"))
 import build_boat_scene  # noqa: E402
+from conftest import hold_at_iteration  # noqa: E402
 import build_helicopter_scene  # noqa: E402
 import build_snakeboard_scene  # noqa: E402
 from test_solve import min_clearance  # noqa: E402
@@ -303,20 +303,7 @@ def test_worker_cancels_while_solving(addon):
     boat = bpy.data.objects[names["vehicle"]]
     problem = scene_reader.read_problem(scene, boat)
     job = solving.SolveJob(problem)
-    # hold the worker at its second iteration until the test has cancelled (a fixed sleep let the
-    # ~1 s solve finish first on a fast machine); the cancel then lands in a solve still running
-    reached = threading.Event()
-    report = job._iteration
-
-    def held(k: int, violation: float) -> None:
-        report(k, violation)
-        if k >= 2:
-            reached.set()
-            t0 = time.perf_counter()
-            while not job._cancel.is_set() and time.perf_counter() - t0 < 20.0:
-                time.sleep(0.005)
-
-    job._iteration = held
+    reached = hold_at_iteration(job, 2)  # a fixed sleep let the ~1 s solve finish first on a fast machine
     job.start()
     try:
         assert reached.wait(30.0), "the solve never reached its second iteration"
