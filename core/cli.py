@@ -18,7 +18,7 @@ import warnings
 from typing import Sequence
 
 from .errors import ScenarioError, VehicleMotionError, one_line
-from .outputs import check_plot_path, check_writable, commit, staged
+from .outputs import check_plot_path, check_writable, commit, staged, write_text
 
 INITIAL_WHERE = "initial trajectory"  # where solve_scenario names a warm start it cannot use
 
@@ -67,11 +67,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
 
 
-def _write(traj, out: str) -> None:
-    try:
-        traj.write_json(out)
-    except OSError as exc:
-        raise ScenarioError("--out", f"cannot write {out}: {exc.strerror or exc}") from None
+def _write(traj, out: str, text: str | None = None) -> None:
+    write_text(out, traj.to_json() if text is None else text, "--out")
 
 
 def _solve(args: argparse.Namespace, out: str) -> int:
@@ -101,13 +98,13 @@ def _solve(args: argparse.Namespace, out: str) -> int:
     if setup.options.backend == "ipopt" and not ipopt_available():  # pragma: no cover - solve refuses first
         raise ScenarioError("[solver] backend", "ipopt needs cyipopt, which is not installed")
     try:
-        traj.to_json()
+        text = traj.to_json()  # once: the check for NaN is the serialisation itself
     except VehicleMotionError:  # NaN never reaches a file: a breakdown is a failed solve with nothing written
         print(f"numerical_failure: the optimiser broke down (its result is not finite; {result.status}: "
               f"{one_line(result.message)}); nothing written", file=sys.stderr)
         return EXIT_NOT_CONVERGED
     if plot is None:
-        _write(traj, out)
+        _write(traj, out, text)
     else:
         from .dmoc.plot import plot_solution
 
@@ -116,7 +113,7 @@ def _solve(args: argparse.Namespace, out: str) -> int:
                 plot_solution(traj, setup, tmp)
             except (OSError, ValueError, RuntimeError) as exc:
                 raise ScenarioError("--plot", f"cannot draw {plot}: {exc}") from None
-            _write(traj, out)
+            _write(traj, out, text)
             commit(tmp, plot, "--plot")
     print(f"{result.status}: {result.message} (cost {result.cost:.6g}, max violation "
           f"{result.max_constraint_violation:.2g}, {result.iterations} iterations, "

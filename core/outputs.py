@@ -77,4 +77,15 @@ def commit(tmp: str, path: str, option: str) -> None:
         raise ScenarioError(option, f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-__all__ = ["check_writable", "check_plot_path", "staged", "commit", "default_mode", "PLOT_SUFFIXES"]
+def write_text(path: str, text: str, option: str) -> None:
+    """``text`` into ``path`` whole or not at all (:func:`staged` and :func:`commit`)."""
+    with staged(path, option) as tmp:
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            raise ScenarioError(option, f"cannot write {path}: {exc.strerror or exc}") from None
+        commit(tmp, path, option)
+
+
+__all__ = ["check_writable", "check_plot_path", "staged", "commit", "write_text", "default_mode", "PLOT_SUFFIXES"]

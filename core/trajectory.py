@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +19,7 @@ import numpy as np
 
 from .errors import VehicleMotionError
 from .lie import quaternion
-from .outputs import default_mode
+from .outputs import write_text
 
 
 @dataclass
@@ -102,20 +101,10 @@ class Trajectory:
         return json.dumps(self.to_dict(), allow_nan=False)
 
     def write_json(self, path: str | os.PathLike) -> None:
-        """Write atomically: a failure never leaves a half-written or clobbered file."""
-        text = self.to_json()
+        """Write atomically: a failure never leaves a half-written or clobbered file (raises
+        VehicleMotionError, a ScenarioError naming the path when the file cannot be written)."""
         path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".traj-", suffix=".json", dir=folder)
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.chmod(tmp, default_mode())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_text(path, self.to_json(), path)
 
     @classmethod
     def read_json(cls, path: str | os.PathLike) -> "Trajectory":
