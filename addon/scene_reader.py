@@ -60,7 +60,7 @@ import numpy as np
 
 from ..core.errors import VehicleMotionError
 from ..core.shot import car_geometry
-from ..core.shot.frames import FrameMap, bake_frames, fmt_frame, same_frame, scene_fps, shot_range
+from ..core.shot.frames import FrameMap, bake_frames, check_range, fmt_frame, same_frame, scene_fps, shot_range
 from ..core.shot.geometry import (MIN_SIZE, ObstacleShape, fit_shape, fit_spheres, floats, polar, quaternion_of,
                                   rotor_disc, swept, yaw)
 from ..core.shot.plan import (KIND_LABELS, MAX_STEPS, TIMED_KINDS, Constraint, KeyPose, Problem, Segment,
@@ -1199,9 +1199,10 @@ def simulation_range(scene) -> tuple[int, int]:
     s = scene.vehicle_motion
     own = bool(s.use_frame_range)
     start, end = (s.frame_start, s.frame_end) if own else (scene.frame_start, scene.frame_end)
-    if end <= start:
-        where = "Vehicle Motion › Own Frame Range" if own else "the scene's frame range"
-        raise SceneError(f"the frame range is empty: Start {start}, End {end} ({where}): End must be after Start")
+    try:
+        check_range(start, end, "Vehicle Motion › Frame Range" if own else "the scene's frame range")
+    except VehicleMotionError as exc:
+        raise SceneError(str(exc)) from None
     return int(start), int(end)
 
 

@@ -105,6 +105,15 @@ def same_frame(a: float, b: float) -> bool:
     return abs(a - b) < FRAME_EPS
 
 
+def check_range(start: float, end: float, where: str) -> tuple[float, float]:
+    """(start, end) as floats; a range whose End is not after its Start is a VehicleMotionError naming
+    ``where`` it is set."""
+    if end <= start:
+        raise VehicleMotionError(f"the frame range is empty: Start {fmt_frame(start)}, End {fmt_frame(end)} "
+                                 f"({where}): End must be after Start")
+    return float(start), float(end)
+
+
 def shot_range(key_frames: list[float], scene_range: tuple[int, int],
                override: tuple[int, int] | None = None,
                goal_frames: list[float] = ()) -> tuple[float, float, list[str]]:
@@ -118,10 +127,7 @@ def shot_range(key_frames: list[float], scene_range: tuple[int, int],
     warnings: list[str] = []
     s0, s1 = float(scene_range[0]), float(scene_range[1])
     if override is not None:
-        start, end = float(override[0]), float(override[1])
-        if end <= start:
-            raise VehicleMotionError(f"the frame range is empty: Start {fmt_frame(start)}, End {fmt_frame(end)} "
-                                     "(Vehicle Motion › Frame Range): End must be after Start")
+        start, end = check_range(override[0], override[1], "Vehicle Motion › Frame Range")
         return start, end, warnings
     frames = sorted(key_frames)
     inside = [f for f in frames if s0 - FRAME_EPS <= f <= s1 + FRAME_EPS]
@@ -149,4 +155,4 @@ def bake_frames(start: float, end: float, keyed=()) -> np.ndarray:
     return frames[keep]
 
 
-__all__ = ["FrameMap", "scene_fps", "shot_range", "bake_frames", "fmt_frame", "same_frame", "FRAME_EPS"]
+__all__ = ["FrameMap", "scene_fps", "check_range", "shot_range", "bake_frames", "fmt_frame", "same_frame", "FRAME_EPS"]
