@@ -4,7 +4,7 @@ Variational integrators (paper §3–4, :mod:`.holonomic`, :mod:`.composition`):
 ``vi-cay``, ``vi-cay-ln``, ``vi-exp`` (exact discrete momentum), ``vi-exp-ln``,
 ``vi-exp-series`` (approximate pairings) and ``vi-cay4`` (fourth order). Baselines of the
 paper's comparison (§3.3, :mod:`.baselines`): ``rk2``, ``rk2i``, ``rk4``, ``lie-newmark``,
-``lie-euler``. Lie group families of seeds 001 and 004 (:mod:`.families`): ``magnus``,
+``lie-euler``. Lie group families of the Magnus paper and Park & Chung (:mod:`.families`): ``magnus``,
 ``cg2``–``cg4``, ``cf2``–``cf4``, ``mk2``–``mk4``. Every method returns a
 :class:`~core.trajectory.Trajectory`.
 """

@@ -16,7 +16,8 @@ integrators. All run on the continuous forced Euler–Poincaré equations, paper
 - ``lie-newmark``: Krysl & Endres (2005), *Explicit Newmark/Verlet algorithm for time
   integration of the rotational dynamics of rigid bodies*, IJNME 62:2154–2177, in its momentum
   form, extended from SO(3) to SE(3) as the paper (§3.3) did. See :func:`lie_newmark`.
-- ``lie-euler``: explicit Lie–Euler of seed 003: ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k),
+- ``lie-euler``: explicit Lie–Euler (the Euler–Poincaré rigid-body paper):
+  ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k),
   g_{k+1} = g_k exp(h ξ_k).
 
 Wrench: f(k, R, x, ξ) (``system.wrench`` plus the per-call one) is a body wrench evaluated at
@@ -175,7 +176,7 @@ def _rk2i_step(y: Array, fw, h: float, inertia: Array):
 
 
 def _se3_increment(theta: Array) -> tuple[Array, Array]:
-    """exp(θ) = (exp(θ_ω), B_exp(θ_ω) θ_v) on SE(3) (seed 004 eq. 10)."""
+    """exp(θ) = (exp(θ_ω), B_exp(θ_ω) θ_v) on SE(3) (Park & Chung eq. 10)."""
     return so3.exp(theta[..., :3]), rotate(so3.dexp(theta[..., :3]), theta[..., 3:])
 
 
@@ -682,7 +683,8 @@ def rk4(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
 
 def lie_euler(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
               wrench: WrenchSpec = None, *, fast: bool = True) -> Trajectory:
-    """Explicit Lie–Euler (seed 003): ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k), g_{k+1} = g_k exp(h ξ_k)."""
+    """Explicit Lie–Euler (the Euler–Poincaré rigid-body paper): ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k),
+    g_{k+1} = g_k exp(h ξ_k)."""
     return _run(_LIE_EULER, system, initial, dt, steps, wrench, fast)
 
 

@@ -1,11 +1,11 @@
 """The continuous forced Euler–Poincaré equations of a rigid body on SE(3), and a reference solver.
 
-Conventions of ``shared/docs/equations.md``: body velocity ξ = (ω, v), 𝕀 = diag(J, M) with
+Conventions of ``docs/equations.md``: body velocity ξ = (ω, v), 𝕀 = diag(J, M) with
 ``inertia`` (..., 6) = (J₁, J₂, J₃, M₁, M₂, M₃) (M = m I₃ for a rigid body), body wrench
 f = (τ, F), pose g = (R, x), quaternions stored (w, x, y, z). Everything is batched over
 leading axes.
 
-Paper eq. (8) (forced Euler–Poincaré, also seed 003 "Forward Dynamics"):
+Paper eq. (8) (forced Euler–Poincaré, also the Euler–Poincaré rigid-body paper "Forward Dynamics"):
 
     𝕀 ξ̇ = ad_ξᵀ 𝕀 ξ + f,   i.e.   J ω̇ = Jω × ω + Mv × v + τ,   M v̇ = Mv × ω + F
 

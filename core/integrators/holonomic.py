@@ -1,6 +1,6 @@
 """Holonomic variational integrator of the paper, eqs. (9)–(10) with α = 1, in momentum form.
 
-Conventions of ``shared/docs/equations.md`` (section "Holonomic variational integrator"):
+Conventions of ``docs/equations.md`` (section "Holonomic variational integrator"):
 body velocity ξ = (ω, v), 𝕀 = diag(J₁, J₂, J₃, m, m, m), body wrench f = (τ, F), pose
 g = (R, x), g_{k+1} = g_k τ(h ξ_k) (eq. 9). The discrete Euler–Poincaré equation (10),
 
@@ -37,7 +37,7 @@ Pairings (τ, C_τ) offered (the method names are a contract):
                   ½ mᵀ𝕀⁻¹m too: the reduced equations are (I + (h/2)ω̂) J ω = b^ω and
                   (I + (h/2)ω̂) m v = b^v, and μ⁺ = (I − (h/2)ω̂)(Jω, m v) has the same
                   ½ μᵀ𝕀⁻¹μ as b because ω × Jω ⊥ ω.
-``vi-exp``        τ = exp with the closed-form dexp⁻¹ (Park & Chung, seed 004, eqs. 23–24):
+``vi-exp``        τ = exp with the closed-form dexp⁻¹ (Park & Chung, eqs. 23–24):
                   conserves the spatial momentum to round-off; energy bounded.
 ``vi-exp-ln``     τ = exp with C_LN: approximate pairing. The node energy is still exact (same
                   reduced equations as vi-cay-ln), but the spatial momentum is not conserved.
@@ -263,7 +263,7 @@ def _K_cay(eta: np.ndarray, mu: np.ndarray) -> np.ndarray:
 
 
 def _K_exp(eta: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """∂_η of dexp⁻¹_ηᵀ μ (closed form, seed 004 eqs. 23–24).
+    """∂_η of dexp⁻¹_ηᵀ μ (closed form, Park & Chung eqs. 23–24).
 
     dexp⁻¹ᵀ μ = (Aᵀμ_ω + Lᵀμ_v, Aᵀμ_v) with Aᵀy = y + ½a×y + k4(a(a·y) − θ²y) and
     Lᵀy = ½c×y + k4(c(a·y) + a(c·y) − 2(a·c)y) + k5(a·c)(a(a·y) − θ²y); k4, k5 depend on θ² = |a|².
@@ -504,7 +504,7 @@ def _make_exp_kernels(coef: Callable):
     def rj(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
         """G = Aᵀ J ω + (h/m) T − b^ω with p = m v = dexp(a)ᵀ b^v, a = hω (isotropic M).
 
-        From dexp⁻¹ (seed 004 eqs. 23–24) with c = (h/m)p (so c × p = 0): Aᵀy = y + ½a×y +
+        From dexp⁻¹ (Park & Chung eqs. 23–24) with c = (h/m)p (so c × p = 0): Aᵀy = y + ½a×y +
         k4(a(a·y) − θ²y), T = k4(a|p|² − s p) + k5 s(a s − θ²p), s = a·b = a·p. Jacobian, with
         y = Jω, d/dω = h d/da and k′ = dk/dθ² (so dk/da = 2k′aᵀ):
 

@@ -1,9 +1,9 @@
-"""Lie group Runge–Kutta methods on SE(3) × Rⁿ (Park & Chung, seed 004, §III–V, Tables I–III).
+"""Lie group Runge–Kutta methods on SE(3) × Rⁿ (Park & Chung, §III–V, Tables I–III).
 
 The state is a pose g = (R, x) ∈ SE(3) and a vector y ∈ Rⁿ whose first six entries are the
 body twist ξ = (ω, v) of g (equations.md conventions, angular first):
 
-    ġ = g ξ̂,   ξ = y[:6]          (seed 004 eq. 35a / 44a, left trivialisation)
+    ġ = g ξ̂,   ξ = y[:6]          (Park & Chung eq. 35a / 44a, left trivialisation)
     ẏ = F(g, y)                     (eq. 35b / 44b–d: Euler–Poincaré, or the chain's dynamics)
 
 A rigid body has y = ξ; an articulated chain with a free base has y = (ξ_base, q, q̇). As the
@@ -111,7 +111,7 @@ class Counter:
 
 
 def exp_blocks(theta: Array) -> tuple[Array, Array]:
-    """exp(θ) on SE(3) as (E, t) = (exp(θ_ω), dexp_{θ_ω} θ_v) (seed 004 eq. 10, closed form)."""
+    """exp(θ) on SE(3) as (E, t) = (exp(θ_ω), dexp_{θ_ω} θ_v) (Park & Chung eq. 10, closed form)."""
     w = theta[..., :3]
     return so3.exp(w), rotate(so3.dexp(w), theta[..., 3:])
 
@@ -184,7 +184,7 @@ def _rk_tableau(name: str, family: str, order: int, a: Sequence[Sequence], b: Se
 
 def _cf_tableau(name: str, order: int, alpha: Sequence[Sequence[Sequence]], beta: Sequence[Sequence],
                 source: str) -> LieTableau:
-    """CF from its exponential rows; the reduced a, b are the row sums (seed 004 eqs. 39c–d),
+    """CF from its exponential rows; the reduced a, b are the row sums (Park & Chung eqs. 39c–d),
     summed exactly (fractions) before rounding."""
     s = len(beta[0])
     exact = lambda r: [Fraction(r[j]) if j < len(r) else Fraction(0) for j in range(s)]  # noqa: E731
@@ -222,20 +222,20 @@ CG4_SEED_FRACTIONS = {
 }
 
 TABLEAUX: dict[str, LieTableau] = {
-    "cg2": _rk_tableau("cg2", "cg", 2, _HEUN_A, _HEUN_B, "Heun; seed 004 Table X (3 exp)"),
+    "cg2": _rk_tableau("cg2", "cg", 2, _HEUN_A, _HEUN_B, "Heun; Park & Chung Table X (3 exp)"),
     "cg3": _rk_tableau("cg3", "cg", 3, [[], ["3/4"], ["119/216", "17/108"]], ["13/51", "-2/3", "24/17"],
-                       "seed 004 Table I(a), Crouch & Grossman 1993"),
-    "cg4": _rk_tableau("cg4", "cg", 4, _CG4_A, _CG4_B, "seed 004 Table I(b), Jackiewicz–Marthinsen–Owren 2000"),
+                       "Park & Chung Table I(a), Crouch & Grossman 1993"),
+    "cg4": _rk_tableau("cg4", "cg", 4, _CG4_A, _CG4_B, "Park & Chung Table I(b), Jackiewicz–Marthinsen–Owren 2000"),
     "cf2": _cf_tableau("cf2", 2, [[], [["1"]]], [["1/2", "0"], ["0", "1/2"]],
-                       "identical to cg2 (seed 004 §VI)"),
+                       "identical to cg2 (Park & Chung §VI)"),
     "cf3": _cf_tableau("cf3", 3, [[], [["1/3"]], [["0", "2/3"]]], [["1/3", "0", "0"], ["-1/12", "0", "3/4"]],
-                       "seed 004 Table II(a), Celledoni–Marthinsen–Owren"),
+                       "Park & Chung Table II(a), Celledoni–Marthinsen–Owren"),
     "cf4": _cf_tableau("cf4", 4, [[], [["1/2"]], [["0", "1/2"]], [["1/2", "0", "0"], ["-1/2", "0", "1"]]],
                        [["1/4", "1/6", "1/6", "-1/12"], ["-1/12", "1/6", "1/6", "1/4"]],
-                       "seed 004 Table II(b), Celledoni–Marthinsen–Owren"),
-    "mk2": _rk_tableau("mk2", "mk", 2, _HEUN_A, _HEUN_B, "Heun; seed 004 Table X (2 exp, 1 dexp⁻¹)"),
-    "mk3": _rk_tableau("mk3", "mk", 3, _RK3_A, _RK3_B, "seed 004 Table III(a)"),
-    "mk4": _rk_tableau("mk4", "mk", 4, _RK4_A, _RK4_B, "seed 004 Table III(b)"),
+                       "Park & Chung Table II(b), Celledoni–Marthinsen–Owren"),
+    "mk2": _rk_tableau("mk2", "mk", 2, _HEUN_A, _HEUN_B, "Heun; Park & Chung Table X (2 exp, 1 dexp⁻¹)"),
+    "mk3": _rk_tableau("mk3", "mk", 3, _RK3_A, _RK3_B, "Park & Chung Table III(a)"),
+    "mk4": _rk_tableau("mk4", "mk", 4, _RK4_A, _RK4_B, "Park & Chung Table III(b)"),
 }
 
 
@@ -268,7 +268,7 @@ def _exp_product(rows: Sequence[Row], R: Array, x: Array, twists: Sequence[Array
 
 def lie_rk_step(tableau: LieTableau, R: Array, x: Array, y: Array, h: float, rates: StageRates,
                 counter: Counter) -> tuple[Array, Array, Array]:
-    """One CG / CF / MK step on SE(3) × Rⁿ (seed 004 eqs. 37, 39, 42)."""
+    """One CG / CF / MK step on SE(3) × Rⁿ (Park & Chung eqs. 37, 39, 42)."""
     if tableau.family == "mk":
         return _mk_step(tableau, R, x, y, h, rates, counter)
     K: list[Array] = []
@@ -317,7 +317,7 @@ def _mk_step(tableau: LieTableau, R: Array, x: Array, y: Array, h: float, rates:
 def rk4_quaternion_step(R: Array, x: Array, y: Array, h: float, rates: StageRates,
                         counter: Counter) -> tuple[Array, Array, Array]:
     """Classical RK4 on (q, x, y): q̇ = ½ q ⊗ (0, ω), ẋ = R(q) v, ẏ = F; q renormalised after
-    every stage and the step (the quaternion comparison method of seed 004 §I and of the paper's
+    every stage and the step (the quaternion comparison method of Park & Chung §I and of the paper's
     baselines). No exponential is evaluated."""
     q = quaternion.from_matrix(R)
 

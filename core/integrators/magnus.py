@@ -1,4 +1,4 @@
-"""Magnus update for rotations with constant angular acceleration (seed 001), and the ``magnus``
+"""Magnus update for rotations with constant angular acceleration (the Magnus paper), and the ``magnus``
 integrator built on it.
 
 Seed 001 (spatial angular velocity ω, Ṙ = ω̂ R, q̇ = ½ ω ⊗ q). Over a step Δt with ω at the
@@ -17,7 +17,7 @@ and Ω₃ does **not** raise that order: the h⁵ part of the exact Ω also cont
 changes the error by a modest factor only (measured in the test and in
 docs/benchmarks/park_chung.md).
 
-Normalised third-order quaternion exponential (seed 001): for an imaginary quaternion X,
+Normalised third-order quaternion exponential (the Magnus paper): for an imaginary quaternion X,
 
     exp(X) ≈ ((1 − |X|²/2) + (1 − |X|²/6) X) / √((1 − |X|²/2)² + (1 − |X|²/6)² |X|²).
 
@@ -69,7 +69,7 @@ EXPONENTIALS: tuple[str, ...] = ("exact", "normalised3")
 
 
 def magnus_vector(omega0: Array, omega1: Array, dt: float, third_term: bool = False) -> Array:
-    """Ω = ½(ω + ω′)Δt + (1/12)(ω′ × ω)Δt² [+ (1/240) α × (α × ω) Δt⁵] (seed 001; spatial ω).
+    """Ω = ½(ω + ω′)Δt + (1/12)(ω′ × ω)Δt² [+ (1/240) α × (α × ω) Δt⁵] (Magnus paper; spatial ω).
 
     α = (ω′ − ω)/Δt. Batched over leading axes; R′ = exp(Ω̂) R.
     """
@@ -85,7 +85,7 @@ def magnus_vector(omega0: Array, omega1: Array, dt: float, third_term: bool = Fa
 def quaternion_exp(X: Array, approximation: Exponential = "exact") -> Array:
     """exp of the imaginary quaternion X (…, 3) as a unit quaternion (w, x, y, z).
 
-    "exact": (cos|X|, sin|X| X/|X|) (seed 001). "normalised3": the seed's normalised
+    "exact": (cos|X|, sin|X| X/|X|) (the Magnus paper). "normalised3": the seed's normalised
     third-order truncation ((1 − |X|²/2) + (1 − |X|²/6) X)/norm.
     """
     X = np.asarray(X, dtype=float)
@@ -103,13 +103,13 @@ def quaternion_exp(X: Array, approximation: Exponential = "exact") -> Array:
 
 
 def magnus_rotation(R: Array, omega0: Array, omega1: Array, dt: float, third_term: bool = False) -> Array:
-    """R′ = exp(Ω̂) R with Ω from :func:`magnus_vector` (spatial ω, seed 001)."""
+    """R′ = exp(Ω̂) R with Ω from :func:`magnus_vector` (spatial ω, the Magnus paper)."""
     return so3.exp(magnus_vector(omega0, omega1, dt, third_term)) @ np.asarray(R, dtype=float)
 
 
 def magnus_quaternion(q: Array, omega0: Array, omega1: Array, dt: float, third_term: bool = False,
                       exponential: Exponential = "exact") -> Array:
-    """q′ = exp(½ Ω) ⊗ q (seed 001; spatial ω), with the exact or the normalised exponential."""
+    """q′ = exp(½ Ω) ⊗ q (the Magnus paper; spatial ω), with the exact or the normalised exponential."""
     dq = quaternion_exp(0.5 * magnus_vector(omega0, omega1, dt, third_term), exponential)
     return quaternion.multiply(dq, np.asarray(q, dtype=float))
 

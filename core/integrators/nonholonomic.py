@@ -3,7 +3,7 @@
 A system on Q = M × G: shape r ∈ M = R^s with shape velocity u, pose g ∈ G (SE(2), or SE(3)
 with the se3 maps), body velocity ξ = Ω − A(r) u with A(r) the (n × s) connection and Ω the
 locked velocity, which lies in the span of the momentum directions e_1(r) … e_b(r) (b may be
-0: a fully constrained system, Ω = 0). Step k (notation of ``shared/docs/equations.md``):
+0: a fully constrained system, Ω = 0). Step k (notation of ``docs/equations.md``):
 
     r_{k+α} = r_k + α h u_k,   Ω_k = [e(r_{k+α})] c_k,   ξ_k = Ω_k − A(r_{k+α}) u_k
     g_{k+1} = g_k τ(h ξ_k),    r_{k+1} = r_k + h u_k                                      (16)

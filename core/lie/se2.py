@@ -1,6 +1,6 @@
 """SE(2) with v = (v¹, v², v³) = (angular, linear x, linear y); poses (θ, x, y) or 3×3 matrices.
 
-Appendix B of the main paper, in the conventions of ``shared/docs/equations.md``.
+Appendix B of the main paper, in the conventions of ``docs/equations.md``.
 Batched over leading axes.
 """
 from __future__ import annotations

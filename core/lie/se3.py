@@ -1,6 +1,6 @@
 """SE(3) with twists ξ = (ω, v), angular first: group elements are (..., 4, 4) matrices.
 
-Maps of ``shared/docs/equations.md``: exp/log, the 4×4 matrix Cayley transform and
+Maps of ``docs/equations.md``: exp/log, the 4×4 matrix Cayley transform and
 the paper's Cayley variant (eq. 13), ad and Ad, and the C_τ = dτ⁻¹ maps that the
 variational integrator pairs with each τ. All right-trivialised and batched.
 """
@@ -64,7 +64,7 @@ def _apply(B: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def exp(xi: np.ndarray) -> np.ndarray:
-    """exp(ξ) = (exp(ω), B_exp(ω) v) (seed 004 eq. 10)."""
+    """exp(ξ) = (exp(ω), B_exp(ω) v) (Park & Chung eq. 10)."""
     w, v = _split(xi)
     return make(so3.exp(w), _apply(so3.dexp(w), v))
 
@@ -116,7 +116,7 @@ def Ad(g: np.ndarray) -> np.ndarray:
 
 
 def dexp(xi: np.ndarray) -> np.ndarray:
-    """Closed-form dexp_ξ of Park & Chung (seed 004 eqs. 20–22), reordered to (ω, v).
+    """Closed-form dexp_ξ of Park & Chung (eqs. 20–22), reordered to (ω, v).
 
     dexp_ξ = [[dexp_ω, 0], [C + v̂/2, dexp_ω]] with
     C = −(1 − β)/2 v̂ + (1 − α)/θ² [v, ω] + (α − β)/θ² (ωᵀv) ω̂ + (β/2 − 3(1 − α)/θ²)/θ² (ωᵀv) ω̂².
@@ -139,7 +139,7 @@ def dexp(xi: np.ndarray) -> np.ndarray:
 
 
 def dexp_inv(xi: np.ndarray) -> np.ndarray:
-    """Closed-form dexp⁻¹_ξ (seed 004 eqs. 23–24), reordered to (ω, v): the exact C_exp.
+    """Closed-form dexp⁻¹_ξ (Park & Chung eqs. 23–24), reordered to (ω, v): the exact C_exp.
 
     dexp⁻¹_ξ = [[dexp⁻¹_ω, 0], [D − v̂/2, dexp⁻¹_ω]],
     D = (1 − γ)/θ² [v, ω] + (1/β + γ − 2)/θ⁴ (ωᵀv) ω̂².
@@ -176,7 +176,7 @@ def C_exp(xi: np.ndarray) -> np.ndarray:
 
 
 def C_exp_series(xi: np.ndarray) -> np.ndarray:
-    """Truncated dexp⁻¹ series I − ½ ad_ξ + (1/12) ad_ξ² (seed 004 eq. 17, three terms)."""
+    """Truncated dexp⁻¹ series I − ½ ad_ξ + (1/12) ad_ξ² (Park & Chung eq. 17, three terms)."""
     A = ad(xi)
     return np.eye(6) - 0.5 * A + (A @ A) / 12.0
 

@@ -1,6 +1,6 @@
 """SO(3): hat/vee, exp/log, Cayley, and the B and dτ⁻¹ blocks used by the SE(3) maps.
 
-Conventions of ``shared/docs/equations.md``: ŵ is the cross-product matrix, the
+Conventions of ``docs/equations.md``: ŵ is the cross-product matrix, the
 trivialised tangents are right-trivialised (dτ_ω δ = (Dτ(ω)·δ) τ(ω)⁻¹). Every
 function accepts leading batch axes: vectors (..., 3), matrices (..., 3, 3).
 """
@@ -51,7 +51,7 @@ def norm2(w: np.ndarray) -> np.ndarray:
 
 
 def exp(w: np.ndarray) -> np.ndarray:
-    """Rodrigues: I + (sin θ/θ) ŵ + ((1 − cos θ)/θ²) ŵ² (seed 004 eq. 11)."""
+    """Rodrigues: I + (sin θ/θ) ŵ + ((1 − cos θ)/θ²) ŵ² (Park & Chung eq. 11)."""
     t2 = norm2(w)
     return _poly(w, S.sinc(t2), S.cosc(t2))
 
@@ -91,7 +91,7 @@ def cay_inv(R: np.ndarray) -> np.ndarray:
 
 
 def dexp(w: np.ndarray) -> np.ndarray:
-    """dexp_ω = I + ((1 − cos θ)/θ²) ŵ + ((θ − sin θ)/θ³) ŵ² (seed 004 eq. 18).
+    """dexp_ω = I + ((1 − cos θ)/θ²) ŵ + ((θ − sin θ)/θ³) ŵ² (Park & Chung eq. 18).
 
     Also the left Jacobian of SO(3) and the B_exp map of the SE(3) exponential.
     """
@@ -100,7 +100,7 @@ def dexp(w: np.ndarray) -> np.ndarray:
 
 
 def dexp_inv(w: np.ndarray) -> np.ndarray:
-    """dexp⁻¹_ω = I − ŵ/2 + ((1 − γ)/θ²) ŵ², γ = (θ/2)cot(θ/2) (seed 004 eq. 19)."""
+    """dexp⁻¹_ω = I − ŵ/2 + ((1 − γ)/θ²) ŵ², γ = (θ/2)cot(θ/2) (Park & Chung eq. 19)."""
     t2 = norm2(w)
     return _poly(w, -0.5, S.k4(t2))
 

@@ -1,8 +1,8 @@
 """Articulated parts of a vehicle, from plain data: links joined to the vehicle (or to each other)
 by hinges or two-axis swing joints, simulated either as secondary motion driven by the
-vehicle's motion (:mod:`.secondary`, the tree variational integrator of seed 002) or as a
+vehicle's motion (:mod:`.secondary`, the tree variational integrator of Johnson & Murphey) or as a
 free-base articulated system together with the vehicle (:mod:`.articulated`, the chain of
-seed 004 integrated by the Lie group families), the vehicle's own forces on the free base
+Park & Chung integrated by the Lie group families), the vehicle's own forces on the free base
 coming from its model (:mod:`.base`: a helicopter's rotor, a boat's buoyancy and drag).
 
 :mod:`.spec` holds the description (:class:`Part`), its validation and the joint rotations

@@ -1,5 +1,5 @@
 """Articulated parts on a free-base vehicle: the vehicle and its hinged parts as one chain of
-rigid bodies (seed 004 §V, :class:`core.vehicles.chain.Chain`), integrated by the Lie group
+rigid bodies (Park & Chung §V, :class:`core.vehicles.chain.Chain`), integrated by the Lie group
 families (cg2–cg4, cf2–cf4, mk2–mk4) or RK4.
 
 Mapping from the parts (:mod:`.spec`, hinges only: the chain's joints are revolute):

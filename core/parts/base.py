@@ -2,15 +2,15 @@
 principal inertia and its own wrench from its :mod:`core.vehicles` model, as a function
 f(k, R, x, ξ) of the base's state that the Lie group methods evaluate at every stage.
 
-The chain (seed 004 §V, :class:`core.vehicles.chain.Chain`) applies gravity to every body, the
+The chain (Park & Chung §V, :class:`core.vehicles.chain.Chain`) applies gravity to every body, the
 base included, so the vehicle's wrench here is its model's wrench **without its own weight**
 (the weight would otherwise count twice). Body frame, (torque, force) about the base's frame
 origin, which is the vehicle's centre of mass (the chain's body-0 convention):
 
-- helicopter (seed 000 §4.3.1; equations.md "Holonomic vehicles"): the rotor wrench
+- helicopter (Kobilarov, Crane & Desbrun 2009 §4.3.1; equations.md "Holonomic vehicles"): the rotor wrench
   f = F(γ_k) u_k, u = (collective, yaw), γ = (pitch_tilt, roll_tilt) held over step k — the
   model's f_ext = (0, Rᵀ(0, 0, −9.81 m)) is the weight the chain applies;
-- boat (seed 000 §4.3.2, eq. 15; equations.md "Holonomic vehicles"): thrusters F u_k, plus
+- boat (Kobilarov, Crane & Desbrun 2009 §4.3.2, eq. 15; equations.md "Holonomic vehicles"): thrusters F u_k, plus
   buoyancy 9.81 (Rᵀ((x_s − x) × (0, 0, Π_s)), Rᵀ(0, 0, Π_s)) (eq. 15 without its −m term),
   hydrodynamic damping with the current, and wind, at the stage state
   (:meth:`core.vehicles.boat.Boat.external_wrench` plus m g Rᵀe_z);

@@ -7,7 +7,7 @@ written as the difference of two body-fixed points, n = p_B − p_A with B = A +
     F = −c (ṗ_A · n) n,    ṗ_A = Σ_j ∂p_A/∂q_j q̇_j                                   (1)
 
 (the nonholonomic "no side slip" constraint in the limit c → ∞; a finite c lets the wheels
-scrub, as real tyres do). As a generalised force (seed 002 §IV-E1, f = Jᵀ F):
+scrub, as real tyres do). As a generalised force (Johnson & Murphey §IV-E1, f = Jᵀ F):
 
     w_i = ∂p_A/∂q_i · n,   s = w · q̇,   f_i = −c w_i s                                 (2)
     ∂f_i/∂q̇_j = −c w_i w_j                                                            (3)

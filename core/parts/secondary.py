@@ -1,7 +1,7 @@
 """Secondary motion: parts hung on a moving vehicle, simulated by the tree variational integrator.
 
 The vehicle's pose samples drive the six kinematic root frames of
-:func:`core.tree.prescribed.vehicle_root` (seed 002: kinematic configuration variables); each
+:func:`core.tree.prescribed.vehicle_root` (Johnson & Murphey: kinematic configuration variables); each
 part adds, under its parent's frame (eq. 1 of :mod:`.spec`):
 
     {name}.rest   fixed: position and rest orientation in the parent's frame

@@ -1,5 +1,5 @@
 """Scenario reader for ``type = "chain"``: rigid bodies joined by revolute joints, base free in SE(3)
-(Park & Chung, seed 004 §V; model in :mod:`core.vehicles.chain`).
+(Park & Chung §V; model in :mod:`core.vehicles.chain`).
 
 ``[vehicle]``: ``base_mass`` (kg), ``base_inertia`` = [J₁, J₂, J₃] (kg m², principal, about the
 base's centre of mass, which is the base frame's origin), ``gravity`` (bool, default false;

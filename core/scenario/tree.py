@@ -1,4 +1,4 @@
-"""Scenario reader for ``type = "tree"``: a mechanism in generalised coordinates (seed 002).
+"""Scenario reader for ``type = "tree"``: a mechanism in generalised coordinates (Johnson & Murphey).
 
 Layout (every key is checked; unknown keys are refused)::
 

@@ -1,5 +1,5 @@
 """Mechanisms in generalised coordinates on a tree of frames, and their variational integrator
-(seed 002, Johnson & Murphey, "Scalable variational integrators for constrained mechanical
+(Johnson & Murphey, "Scalable variational integrators for constrained mechanical
 systems in generalized coordinates").
 
 Modules: :mod:`.frames` (the tree, eqs. 2–10, closed form, cached), :mod:`.recursive` (the

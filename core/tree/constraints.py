@@ -1,4 +1,4 @@
-"""Holonomic constraints h(q) = 0 between frames (seed 002, §IV-D), with Dh and D²h.
+"""Holonomic constraints h(q) = 0 between frames (Johnson & Murphey, §IV-D), with Dh and D²h.
 
 Every constraint row is a bilinear form of four body-fixed points,
 

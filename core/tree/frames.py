@@ -1,4 +1,4 @@
-"""Tree representation of a mechanism (seed 002, §III): frames related to their parents.
+"""Tree representation of a mechanism (Johnson & Murphey, §III): frames related to their parents.
 
 Every frame is related to its parent (the world frame or another frame) by one of the
 seed's six primitive transforms (R1) — a translation along or a rotation about the
@@ -6,7 +6,7 @@ parent's x, y or z axis — parameterised by a constant or by its own configurat
 variable (R2: one variable per transform), or by a constant SE(3) offset (``fixed``:
 a position and a unit quaternion), which composes the constant primitives in one frame.
 
-Conventions (``shared/docs/equations.md``): twists ξ = (ω, v), angular first (the seed's
+Conventions (``docs/equations.md``): twists ξ = (ω, v), angular first (the seed's
 hat operator lists the linear part first; only the order differs); body velocity
 v̂ᵇ = g⁻¹ġ; wrenches (τ, F). Every primitive is g(x) = exp(ξ̂ x) with a constant unit twist ξ,
 so g' = g ξ̂, g'' = g ξ̂² and g⁻¹(x) = g(−x) (§III-D).

@@ -1,4 +1,4 @@
-"""The seed's recursions (2)–(10), literally, with and without caching (seed 002, §III-B–E).
+"""The seed's recursions (2)–(10), literally, with and without caching (Johnson & Murphey, §III-B–E).
 
 Each quantity of frame k is computed from its parent's by the piecewise recursions of the
 paper, vectorised over the configuration variables (an (n, 4, 4) array holds ∂/∂q_i for

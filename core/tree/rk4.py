@@ -1,4 +1,4 @@
-"""Classical RK4 on the continuous constrained Euler–Lagrange equations (seed 002, eqs. 28, 36).
+"""Classical RK4 on the continuous constrained Euler–Lagrange equations (Johnson & Murphey, eqs. 28, 36).
 
 The comparison baseline of the variational integrator, on the same tree, Lagrangian and
 forces, in the same generalised coordinates. The holonomic constraints are index-reduced:

@@ -1,4 +1,4 @@
-"""A mechanical system on a tree (seed 002, §IV): masses, potentials, forces, constraints.
+"""A mechanical system on a tree (Johnson & Murphey, §IV): masses, potentials, forces, constraints.
 
 - Masses at frames with principal inertias in the frame: T = Σ_k ½ v_kᵀ M_k v_k, eq. (11),
   M_k = diag(I_xx, I_yy, I_zz, m, m, m) in the (ω, v) order of the project.

@@ -1,4 +1,4 @@
-"""Forced, constrained midpoint variational integrator in generalised coordinates (seed 002, §IV).
+"""Forced, constrained midpoint variational integrator in generalised coordinates (Johnson & Murphey, §IV).
 
 Discrete Lagrangian, eq. (19): L_d(q_k, q_{k+1}) = h L(q_α, (q_{k+1} − q_k)/h),
 q_α = (1 − α) q_k + α q_{k+1} (α = ½: second order; any α ∈ [0, 1] selectable). Its slot

@@ -1,4 +1,4 @@
-"""Articulated rigid bodies with a free base (Park & Chung, seed 004 §V): a chain or tree of
+"""Articulated rigid bodies with a free base (Park & Chung §V): a chain or tree of
 rigid bodies joined by revolute joints, the base free in SE(3).
 
 Model (equations.md conventions: twists ξ = (ω, v) angular first, body frames, wrenches
@@ -16,10 +16,10 @@ Model (equations.md conventions: twists ξ = (ω, v) angular first, body frames,
   spatial inertia about the frame origin is 𝕀_i = [[J_i − m_i ĉ_i², m_i ĉ_i], [−m_i ĉ_i, m_i I]]
   (so ½ ξᵀ𝕀ξ = ½ ωᵀJω + ½ m |v + ω × c|²).
 
-State (g, y) with y = (V, q, q̇) ∈ R^{6+2N} — the state (T, V, q, q̇) of seed 004 eqs. (44a–d);
+State (g, y) with y = (V, q, q̇) ∈ R^{6+2N} — the state (T, V, q, q̇) of Park & Chung eqs. (44a–d);
 the integrators of :mod:`core.integrators.lie_rk` and :mod:`core.integrators.magnus` act on it.
 
-Forward dynamics (seed 004 eq. 45, 𝕂_V and 𝕂_q) by the **articulated-body algorithm**
+Forward dynamics (Park & Chung eq. 45, 𝕂_V and 𝕂_q) by the **articulated-body algorithm**
 (Featherstone, *Rigid Body Dynamics Algorithms*, 2008, §7.3 and the floating-base variant §9.4),
 in numpy over leading batch axes:
 
@@ -254,7 +254,7 @@ class Chain:
         for i, j in enumerate(self.joints, start=1):
             a = self._cache["axis"][i]
             qi = q[..., i - 1, None, None]
-            # exp(q â) for a unit axis: Rodrigues, I + sin q â + (1 − cos q) â² (seed 004 eq. 11)
+            # exp(q â) for a unit axis: Rodrigues, I + sin q â + (1 − cos q) â² (Park & Chung eq. 11)
             E = np.eye(3) + np.sin(qi) * self._cache["axis_hat"][i] + (1.0 - np.cos(qi)) * self._cache["axis_hat2"][i]
             Et = np.swapaxes(E, -1, -2)
             X = np.zeros(E.shape[:-2] + (6, 6))
@@ -306,7 +306,7 @@ class Chain:
 
     def forward_dynamics(self, R: Array, x: Array, y: Array, tau: Array | None = None,
                          wrench: Array | None = None) -> Array:
-        """ẏ = (V̇, q̇, q̈) by the articulated-body algorithm (seed 004 eq. 45; module docstring).
+        """ẏ = (V̇, q̇, q̈) by the articulated-body algorithm (Park & Chung eq. 45; module docstring).
 
         R (…, 3, 3), x (…, 3): base pose (used by gravity only); y (…, 6 + 2N) = (V, q, q̇);
         tau (…, N) joint torques; wrench (…, N + 1, 6) body wrenches (torque, force) in each body's

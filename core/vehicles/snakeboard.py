@@ -3,7 +3,7 @@
 Coordinates q = (ψ, φ, θ, x, y): rotor angle ψ (the rider's torso twist relative to the
 board), wheel steering angle φ (the rear wheels steer by +φ, the front wheels by −φ),
 board pose (θ, x, y) ∈ SE(2). Body velocity ξ = (ω, v_x, v_y) (angular first, as in
-``shared/docs/equations.md``). Parameters (SI): mass m, half wheelbase l (centre to each
+``docs/equations.md``). Parameters (SI): mass m, half wheelbase l (centre to each
 wheel axle), rotor inertia I, wheel (steering) inertia J. The derivation is in
 ``docs/snakeboard.md``; in brief:
 
