@@ -47,8 +47,9 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "samples"))
-from build_car_tunnel_scene import _box as box, _boxes as boxes, _cylinder as cylinder, _disc as disc  # noqa: E402
+from build_car_tunnel_scene import _box as box, _cylinder as cylinder  # noqa: E402
 from build_car_tunnel_scene import _mesh_object, addon_registered  # noqa: E402
+from build_roof_landing_scene import PAD, box_obstacle, helicopter  # noqa: E402
 from scene_kit import world_vertices  # noqa: E402
 
 LIMIT_SLIP_DEG = 0.5
@@ -88,17 +89,6 @@ def empty_object(name: str, *, location=(0.0, 0.0, 0.0), parent=None, display="P
 def rot_z(heading: float) -> np.ndarray:
     c, s = math.cos(heading), math.sin(heading)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
-def obstacle_box(scene, name: str, lo, hi):
-    """A box obstacle from ``lo`` to ``hi`` (world, scene units), in the collection named Obstacles."""
-    coll = bpy.data.collections.get("Obstacles")
-    if coll is None:
-        coll = bpy.data.collections.new("Obstacles")
-        scene.collection.children.link(coll)
-    centre = 0.5 * (np.array(lo, dtype=float) + np.array(hi, dtype=float))
-    half = 0.5 * (np.array(hi, dtype=float) - np.array(lo, dtype=float))
-    return mesh_object(name, box(tuple(-half), tuple(half)), collection=coll, location=tuple(centre))
 
 
 # A car as an animator builds it (tests/blender/test_car_geometry.py): a body box and four cylinder wheels
@@ -473,35 +463,6 @@ def shot_spin():
     return run("7", "per-wheel spin, a quarter turn (wheels 0.34 m rear, 0.36 m front)", scene, car, is_car=True)
 
 
-ROOF = 10.0
-PAD = (16.0, 0.0, ROOF)
-HOVER = (0.0, 0.0, 14.0)
-
-
-def helicopter(scene, *, frame_end: int, land_key: bool):
-    """A light helicopter, origin at its skids: a cabin and tail boom mesh, a 4 m main rotor disc on a 2.4 m
-    mast, a tail rotor disc; keyed hovering at rest at frame 1 (and standing at rest on the roof at
-    ``frame_end``); 8 fps; a 10 m box building under the pad (tests/blender/test_contacts.py)."""
-    heli = mesh_object("Heli", boxes(((-1.5, -0.8, 0.0), (1.5, 0.8, 1.8)), ((-5.0, -0.15, 0.9), (-1.5, 0.15, 1.3))))
-    heli.rotation_mode = "QUATERNION"
-    s = heli.vehicle_motion
-    s.preset = "LIGHT_HELICOPTER"
-    rotor = mesh_object("Main Rotor", disc(4.0), location=(0.0, 0.0, 2.4), parent=heli)
-    tail = mesh_object("Tail Rotor", disc(0.6, "Y"), location=(-5.0, 0.3, 1.2), parent=heli)
-    s.main_rotor, s.tail_rotor = rotor, tail
-    s.rotor_axis, s.tail_rotor_axis = "Z", "Y"
-    for frame, location in [(1, HOVER)] + ([(frame_end, PAD)] if land_key else []):
-        heli.location = location
-        heli.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-        s.speed = 0.0
-        for path in ("location", "rotation_quaternion", "vehicle_motion.speed"):
-            heli.keyframe_insert(path, frame=frame)
-    vm = scene.vehicle_motion
-    vm.steps_per_frame, vm.max_iter, vm.time_limit_s = 1, 500, 120.0
-    building = obstacle_box(scene, "Building", (11.0, -5.0, 0.0), (21.0, 5.0, ROOF))
-    return heli, building
-
-
 def shot_helicopter():
     """8. A helicopter landing on a roof, keyed standing on it at the end."""
     scene = new_file(8, frames=(1, 41))
@@ -549,7 +510,7 @@ def shot_boat():
         boat.vehicle_motion.speed = 0.0
         for path in ("location", "rotation_euler", "vehicle_motion.speed"):
             boat.keyframe_insert(path, frame=frame)
-    pier = obstacle_box(scene, "Pier", (4.5, -4.0, -0.6), (6.5, 4.0, 0.8))
+    pier = box_obstacle(scene, "Pier", (4.5, -4.0, -0.6), (6.5, 4.0, 0.8))
     return run("9", "boat docks at rest against a box pier (10 fps)", scene, boat, obstacles=[pier])
 
 

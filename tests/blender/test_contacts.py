@@ -17,25 +17,13 @@ bpy = pytest.importorskip("bpy")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "samples"))
-from build_car_tunnel_scene import _box, _disc, _mesh_object  # noqa: E402
+from build_car_tunnel_scene import _box, _mesh_object  # noqa: E402
+from build_roof_landing_scene import PAD, ROOF, box_obstacle  # noqa: E402
+from build_roof_landing_scene import helicopter as _helicopter  # noqa: E402
 from scene_kit import world_vertices  # noqa: E402
 
 TOL = 0.01
 FIGURES: dict[str, float] = {}
-
-
-def obstacles_collection(scene):
-    coll = bpy.data.collections.new("Obstacles")
-    scene.collection.children.link(coll)
-    return coll
-
-
-def box_obstacle(scene, name, lo, hi):
-    """An axis-aligned box obstacle from ``lo`` to ``hi`` (world, metres)."""
-    coll = bpy.data.collections.get("Obstacles") or obstacles_collection(scene)
-    centre = 0.5 * (np.array(lo) + np.array(hi))
-    half = 0.5 * (np.array(hi) - np.array(lo))
-    return _mesh_object(name, _box(tuple(-half), tuple(half)), coll, location=tuple(centre))
 
 
 def box_clearance(obstacle, points: np.ndarray) -> np.ndarray:
@@ -82,37 +70,11 @@ def contact_clearance(scene, vehicle) -> tuple[float, float]:
 
 # -- the helicopter on a roof ------------------------------------------------------------------------
 
-ROOF = 10.0
-PAD = (16.0, 0.0, ROOF)
-START = (0.0, 0.0, 14.0)
-
-
 def helicopter(scene, frame_end=41, land_key=True):
-    """A light helicopter with its origin at its skids: a cabin and tail boom mesh, a main rotor disc of
-    radius 4 m on a 2.4 m mast, a tail rotor; keyed hovering at rest at frame 1 and (``land_key``)
-    standing on the roof at ``frame_end``; 8 fps, one step a frame; a 10 m box building under the pad."""
+    """The roof-landing sample's helicopter and building, at 8 fps over frames 1–``frame_end``."""
     scene.render.fps, scene.render.fps_base = 8, 1.0
     scene.frame_start, scene.frame_end = 1, frame_end
-    heli = _mesh_object("Heli", lambda bm: (_box((-1.5, -0.8, 0.0), (1.5, 0.8, 1.8))(bm),
-                                             _box((-5.0, -0.15, 0.9), (-1.5, 0.15, 1.3))(bm)), scene.collection)
-    heli.rotation_mode = "QUATERNION"
-    s = heli.vehicle_motion
-    s.preset = "LIGHT_HELICOPTER"
-    rotor = _mesh_object("Main Rotor", _disc(4.0), scene.collection, location=(0.0, 0.0, 2.4), parent=heli)
-    tail = _mesh_object("Tail Rotor", _disc(0.6, "Y"), scene.collection, location=(-5.0, 0.3, 1.2), parent=heli)
-    s.main_rotor, s.tail_rotor = rotor, tail
-    s.rotor_axis, s.tail_rotor_axis = "Z", "Y"
-    frames = [(1, START)] + ([(frame_end, PAD)] if land_key else [])
-    for frame, location in frames:   # at rest: the speed keyed 0
-        heli.location = location
-        heli.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-        s.speed = 0.0
-        for path in ("location", "rotation_quaternion", "vehicle_motion.speed"):
-            heli.keyframe_insert(path, frame=frame)
-    vm = scene.vehicle_motion
-    vm.steps_per_frame, vm.max_iter, vm.time_limit_s = 1, 500, 120.0
-    building = box_obstacle(scene, "Building", (11.0, -5.0, 0.0), (21.0, 5.0, ROOF))
-    return heli, building
+    return _helicopter(scene, frame_end=frame_end, land_key=land_key)
 
 
 def test_helicopter_lands_on_a_roof(empty_scene):
