@@ -125,6 +125,8 @@ def join(pieces: list) -> object:
     n = sum(len(t) for t in times)
     series = {}
     for name, value in first.series.items():
+        if isinstance(value, dict):   # per-solve data (core.dmoc.warm's multipliers), not a series over nodes
+            continue
         arrays = [np.asarray(p.series.get(name, []), dtype=float) for p in pieces]
         if all(a.ndim >= 1 and len(a) == len(p.time) for a, p in zip(arrays, pieces)):
             series[name] = np.concatenate([arrays[0]] + [a[1:] for a in arrays[1:]])

@@ -21,7 +21,11 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
                    callback: Callable[[int, float], None] | None = None) -> tuple[Trajectory, Any, Any]:
     """Scenario table → (trajectory with controls and stats, SolveResult, Setup).
 
-    ``initial``: warm start from a trajectory (same steps); default: ``initial_guess``.
+    ``initial``: warm start from a trajectory (same steps); default: ``initial_guess``. When it carries the
+    multipliers of a solve of a problem with the same structure (``core.dmoc.warm``), the start is
+    primal-dual (``stats.warm_start``: "primal-dual", else "primal"; "none" without ``initial``); the
+    outer solves after the first start from the previous one's multipliers. A converged result stores
+    its multipliers in the trajectory.
     ``[solver] max_iter`` and ``time_limit_s`` bound all the outer solves together: each gets what the
     earlier ones left, and none starts once either is spent. When a re-solve after re-centring does not
     converge (e.g. stops at a limit) and the solve before it converged, that converged point is the result.
@@ -37,6 +41,7 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     from .initial_guess import initial_guess
     from .scenario import read
     from .solve import LIMITS, limit_message, solve
+    from .warm import attach, duals_for
 
     t0 = time.perf_counter()
     setup = read(root, backend)
@@ -49,14 +54,20 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     result = previous = None
     iterations, solve_time, outer = 0, 0.0, 0
     start = 0.0   # when the first solve started
+    duals, warm_kind = None, "none" if initial is None else "primal"
     for outer in range(1, 5):  # outer solves: SE(3) models re-centre their pose charts between them
         nlp = assemble(model, spec)
+        key = nlp.structure_key()
         if outer == 1:
             start, left = time.perf_counter(), budget
+            if initial is not None:
+                duals = duals_for(initial, key, nlp.m, nlp.n + int(np.count_nonzero(nlp.cl != nlp.cu)))
+                warm_kind = "primal" if duals is None else "primal-dual"
         else:
             left = replace(budget, max_iter=budget.max_iter - iterations,
                            time_limit_s=budget.time_limit_s - (time.perf_counter() - start))
-        result = solve(nlp, nlp.reduce(y0), left, callback=_progress(callback, nlp, iterations))
+        result = solve(nlp, nlp.reduce(y0), left, callback=_progress(callback, nlp, iterations), duals=duals)
+        duals = result.duals
         iterations += result.iterations
         if callback is not None:
             callback(iterations, float(result.max_constraint_violation))
@@ -83,7 +94,10 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     result.iterations = iterations
     result.wall_time_s = solve_time
     traj = model.trajectory(y0)
+    if result.converged:
+        attach(traj, key, result.duals)
     traj.stats.update(result.stats())
+    traj.stats["warm_start"] = warm_kind
     traj.stats["outer_solves"] = outer
     traj.stats["wall_time_s"] = time.perf_counter() - t0
     traj.stats["solve_time_s"] = solve_time

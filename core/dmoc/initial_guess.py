@@ -31,18 +31,56 @@ def push_out(path: np.ndarray, spec: Spec, keep: np.ndarray, sweeps: int = 3, fl
     path = np.array(path, dtype=float)
     if not spec.obstacles:
         return path
-    reach = float(np.max(spec.spheres[:, 3]))  # the spheres' offsets are left to the solver
     movable = np.ones(len(path), dtype=bool)
     movable[keep] = False
+    pusher = _Pusher(spec, len(path), floors)
     for _ in range(sweeps):
-        for o, ob in enumerate(spec.obstacles):
-            d, g = ob.distance(path)
-            need = (ob.margin if floors is None else floors[o]) + reach + 0.05 - d
-            hit = movable & (need > 0)
+        pusher.sweep(path, movable)
+    return path
+
+
+class _Pusher:
+    """One sweep over the obstacles pushes the movable points that are closer than they need be out along
+    ∇d, obstacle after obstacle. It keeps, per obstacle and point, a lower bound of the point's distance:
+    signed distances to spheres, capsules and boxes are 1-Lipschitz, so a point that moved by δ since its
+    distance d was computed is still at least d − δ away. Points whose bound already clears what they
+    need are not evaluated again: the same pushes as evaluating every point (the smoothing's 200 sweeps
+    touch only the points near an obstacle)."""
+
+    SLACK = 1e-9   # m: evaluate a point whose bound is this close to what it needs (round-off in the bound)
+    LIPSCHITZ = ("sphere", "capsule", "box")   # exact signed distances; any other kind is evaluated every time
+
+    def __init__(self, spec: Spec, n_points: int, floors=None):
+        self.spec = spec
+        reach = float(np.max(spec.spheres[:, 3]))  # the spheres' offsets are left to the solver
+        self.need = np.stack([np.broadcast_to((ob.margin if floors is None else floors[o]) + reach + 0.05,
+                                              (n_points,)) for o, ob in enumerate(spec.obstacles)])
+        self.trigger = self.need + self.SLACK
+        self.bound = np.full(self.need.shape, -np.inf)   # (obstacle, point)
+        self.tracked = [ob.kind in self.LIPSCHITZ for ob in spec.obstacles]
+
+    def moved(self, delta: np.ndarray) -> None:
+        """Points moved by ``delta`` (per point) outside a sweep: loosen every bound."""
+        self.bound -= np.sqrt(np.einsum("ij,ij->i", delta, delta))
+
+    def sweep(self, path: np.ndarray, movable: np.ndarray) -> None:
+        for o, ob in enumerate(self.spec.obstacles):
+            cand = np.flatnonzero(movable & (self.bound[o] <= self.trigger[o]))
+            if cand.size == 0:
+                continue
+            d, g = ob.distance(path[cand])
+            push = self.need[o, cand] - d
+            if self.tracked[o]:
+                self.bound[o, cand] = d
+            hit = push > 0
+            if not hit.any():
+                continue
             gn = np.linalg.norm(g, axis=1)
             g = np.where(gn[:, None] > 0, g / np.maximum(gn, 1e-300)[:, None], np.array([0.0, 1.0, 0.0]))
-            path[hit] += need[hit, None] * g[hit]
-    return path
+            idx = cand[hit]
+            step = push[hit, None] * g[hit]
+            path[idx] += step
+            self.bound[:, idx] -= np.linalg.norm(step, axis=1)
 
 
 def smooth_path(path: np.ndarray, spec: Spec, keep: np.ndarray, passes: int = 200, floors=None) -> np.ndarray:
@@ -52,11 +90,15 @@ def smooth_path(path: np.ndarray, spec: Spec, keep: np.ndarray, passes: int = 20
     movable = np.ones(len(path), dtype=bool)
     movable[keep] = False
     movable[[0, -1]] = False
+    pusher = _Pusher(spec, len(path), floors) if spec.obstacles else None
     for _ in range(passes):
         avg = path.copy()
         avg[1:-1] = 0.25 * path[:-2] + 0.5 * path[1:-1] + 0.25 * path[2:]
+        if pusher is not None:
+            pusher.moved(np.where(movable[:, None], avg - path, 0.0))
         path[movable] = avg[movable]
-        path = push_out(path, spec, np.flatnonzero(~movable), sweeps=1, floors=floors)
+        if pusher is not None:
+            pusher.sweep(path, movable)
     return path
 
 

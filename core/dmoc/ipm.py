@@ -45,6 +45,7 @@ infeasible, or a restoration that cannot progress ("stalled").
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections import deque
@@ -76,6 +77,7 @@ KAPPA_SIGMA = 1e10        # bound-multiplier safeguard (WB06 eq. 16)
 MAX_SOC, KAPPA_SOC = 4, 0.99
 DELTA_REG = 1e-9          # constant quasi-definite regularisation, removed by iterative refinement
 KAPPA_D = 1e-5            # linear damping of variables bounded on one side only (WB06 §3.7)
+WARM_PUSH, WARM_MULT_PUSH = 1e-9, 1e-9   # a warm start's bound push and multiplier floor (IPOPT's warm_start_*)
 SIGMA_MIN, SIGMA_MAX, SIGMA_TOL, SECTION_STEPS = 1e-6, 100.0, 1e-2, 8   # quality-function search
 # restoration: its barrier parameter falls (as μ does, WB06 eq. 7) whenever its merit is stationary to
 # KAPPA_EPS μ_r, down to MU_R_MIN; without that a large μ_r holds x off the bounds that keep the violation
@@ -93,6 +95,18 @@ _SLU_OPTIONS = dict(DiagPivotThresh=0.0, ColPerm="NATURAL", SymmetricMode=True, 
 
 
 @dataclass
+class Duals:
+    """The multipliers of a solution, unscaled (the Lagrangian f + λᵀc − z_Lᵀ(v − l) − z_Uᵀ(u − v)): one λ per
+    constraint row, and bound multipliers on (free variables, inequality rows) — an inequality row's bound
+    multipliers are those of its slack. ``mu``: the barrier parameter they were found at. A warm start
+    passes them back with a nearby problem of the same structure (``NLP.structure_key``)."""
+    y: np.ndarray
+    z_lower: np.ndarray
+    z_upper: np.ndarray
+    mu: float
+
+
+@dataclass
 class IPMResult:
     z: np.ndarray
     status: str          # converged, iteration_limit, time_limit, stalled, numerical_failure, infeasible
@@ -100,6 +114,7 @@ class IPMResult:
     iterations: int
     kkt_error: float
     factorizations: int = 0
+    duals: Duals | None = None
 
 
 def _gap_function(L: np.ndarray, U: np.ndarray) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
@@ -145,6 +160,49 @@ def _amax(*arrays: np.ndarray) -> float:
     return max([float(np.abs(a).max(initial=0.0)) for a in arrays], default=0.0)
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """K's fill-reducing order and its permuted CSC layout: they depend on K's pattern only."""
+    perm: np.ndarray      # perm[i] = position of unknown i
+    iperm: np.ndarray     # iperm[k] = the unknown at position k
+    fill: int             # nonzeros of L + U in that order
+    slot: np.ndarray      # entry e of K's value array lands in CSC slot slot[e] (duplicates summed)
+    indices: np.ndarray
+    indptr: np.ndarray
+
+    @classmethod
+    def of(cls, size: int, rows: np.ndarray, cols: np.ndarray) -> "_Layout":
+        # the ordering of a diagonally dominant matrix with K's pattern
+        od = rows != cols
+        S = sp.csc_matrix((np.ones(int(od.sum())), (rows[od], cols[od])), shape=(size, size))
+        S = (S + sp.diags(np.asarray(abs(S).sum(axis=1)).ravel() + 1.0)).tocsc()
+        lu = splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+        perm = np.asarray(lu.perm_c, dtype=np.int64)
+        iperm = np.empty(size, dtype=np.int64)
+        iperm[perm] = np.arange(size)
+        key = perm[cols] * size + perm[rows]
+        uniq, slot = np.unique(key, return_inverse=True)
+        indices = (uniq % size).astype(np.intc)
+        indptr = np.searchsorted(uniq // size, np.arange(size + 1)).astype(np.intc)
+        for a in (perm, iperm, slot, indices, indptr):
+            a.flags.writeable = False   # shared by every KKTSystem of this pattern
+        return cls(perm, iperm, int(lu.L.nnz + lu.U.nnz), slot, indices, indptr)
+
+
+def _pattern_key(n: int, m: int, *patterns: np.ndarray) -> bytes:
+    """A digest of K's pattern: the sizes and the COO index arrays of W and J."""
+    h = hashlib.blake2b(np.array([n, m] + [len(p) for p in patterns], dtype=np.int64).tobytes(), digest_size=20)
+    for p in patterns:
+        h.update(np.ascontiguousarray(p, dtype=np.int64).tobytes())
+    return h.digest()
+
+
+# the layouts of the last few patterns: a re-solve of a problem of the same shape (a moved key, a warm start,
+# the outer solves of an SE(3) model) skips the symbolic analysis
+_LAYOUTS: dict[bytes, _Layout] = {}
+_LAYOUT_CACHE_SIZE = 8
+
+
 class KKTSystem:
     """The Newton matrix of the barrier problem with the slacks eliminated, factored with inertia.
 
@@ -162,7 +220,8 @@ class KKTSystem:
     K's pattern never changes, so it is laid out once, already in the fill-reducing order: a
     factorisation only scatters the value arrays of W (lower triangle, ``hess_rows ≥ hess_cols``), J and
     the diagonals into it (one ``bincount``) instead of assembling, permuting and converting a sparse
-    matrix per call.
+    matrix per call. The layout is kept per pattern (``_LAYOUTS``), so a problem of the same shape
+    solved again reuses it.
     """
 
     def __init__(self, n: int, m: int, I: np.ndarray, hess_rows: np.ndarray, hess_cols: np.ndarray,
@@ -181,21 +240,16 @@ class KKTSystem:
         # every entry of K, in the order the value array of factor() is built
         rows = np.concatenate([hr, hc[off], n + jr, jc, diag])
         cols = np.concatenate([hc, hr[off], jc, n + jr, diag])
-        # fill-reducing ordering of K's structure, once: a diagonally dominant matrix with K's pattern
-        od = rows != cols
-        S = sp.csc_matrix((np.ones(int(od.sum())), (rows[od], cols[od])), shape=(size, size))
-        S = (S + sp.diags(np.asarray(abs(S).sum(axis=1)).ravel() + 1.0)).tocsc()
-        lu = splu(S, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
-        self.perm = np.asarray(lu.perm_c, dtype=np.int64)    # perm[i] = position of unknown i
-        self.iperm = np.empty(size, dtype=np.int64)          # iperm[k] = the unknown at position k
-        self.iperm[self.perm] = np.arange(size)
-        self.fill = int(lu.L.nnz + lu.U.nnz)
-        # the permuted CSC layout: entry e lands in slot _slot[e] (duplicates summed)
-        key = self.perm[cols] * size + self.perm[rows]
-        uniq, self._slot = np.unique(key, return_inverse=True)
-        self._indices = (uniq % size).astype(np.intc)
-        self._indptr = np.searchsorted(uniq // size, np.arange(size + 1)).astype(np.intc)
-        self._nnz = len(uniq)
+        key = _pattern_key(n, m, hr, hc, jr, jc)
+        layout = _LAYOUTS.get(key)
+        if layout is None:
+            layout = _Layout.of(size, rows, cols)
+            _LAYOUTS[key] = layout
+            while len(_LAYOUTS) > _LAYOUT_CACHE_SIZE:
+                del _LAYOUTS[next(iter(_LAYOUTS))]   # the oldest
+        self.perm, self.iperm, self.fill = layout.perm, layout.iperm, layout.fill
+        self._slot, self._indices, self._indptr = layout.slot, layout.indices, layout.indptr
+        self._nnz = len(layout.indices)
         diag_slot = self._slot[len(rows) - size:]   # the slot of K's diagonal entry for unknown i
         self._diag_slot_x, self._diag_slot_c = diag_slot[:n], diag_slot[n:]
         # K in the fill-reducing order; each factorisation only overwrites its values
@@ -349,8 +403,13 @@ class _Jac:
 def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: float, tol: float = 1e-8,
                    constraint_tol: float = 1e-9, max_iter: int = 1000, deadline: float = math.inf,
                    callback: Callable[[np.ndarray], None] | None = None, verbose: bool = False,
-                   mu_strategy: str = "adaptive") -> IPMResult:
-    """Minimise nlp from z0 on the program scaled by (D, Sc, sf); see the module docstring."""
+                   mu_strategy: str = "adaptive", warm: Duals | None = None) -> IPMResult:
+    """Minimise nlp from z0 on the program scaled by (D, Sc, sf); see the module docstring.
+
+    ``warm``: multipliers of a solution of a nearby problem of the same structure (primal-dual warm start,
+    IPOPT's ``warm_start_init_point``): z0 is pushed into its bounds by only ``WARM_PUSH``, the multipliers
+    start at ``warm``'s (bound multipliers at least ``WARM_MULT_PUSH``) and μ at ``warm.mu``, instead of a
+    bound push of 1e-2, z = 1, least-squares λ and μ = 0.1."""
     if mu_strategy not in ("adaptive", "monotone"):
         raise ValueError(f"mu_strategy must be 'adaptive' or 'monotone', got {mu_strategy!r}")
     n, m = nlp.n, nlp.m
@@ -372,6 +431,9 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
     zeros_m, zeros_mI = np.zeros(m), np.zeros(mI)   # read-only
     kkt_sys = KKTSystem(n, m, I, nlp.hess_pattern.rows, nlp.hess_pattern.cols, nlp.jac_pattern.rows,
                         nlp.jac_pattern.cols)
+    # unscaled multiplier = scaled × these (the scaled Lagrangian is σ times the unscaled one)
+    y_unscale = Sc / sf
+    b_unscale = np.concatenate([1.0 / (sf * D), Sc[I] / sf])
     jr, jc = nlp.jac_pattern.rows, nlp.jac_pattern.cols
     jscale = Sc[jr] * D[jc]
     gscale = sf * D
@@ -432,19 +494,25 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
         return y_ls
 
     # ---- initial point (IPOPT: bound push, slacks at the pushed constraint values, z = 1, LS y) -------
-    x = push(np.clip(z0 / D, Lx, Ux), Lx, Ux)
+    k1 = WARM_PUSH if warm is not None else 1e-2
+    x = push(np.clip(z0 / D, Lx, Ux), Lx, Ux, k1)
     f, c = evaluate(x)
-    s = push(c[I], Ls, Us)
+    s = push(c[I], Ls, Us, k1)
     w = np.concatenate([x, s])
-    zL = np.where(hasL, 1.0, 0.0)
-    zU = np.where(hasU, 1.0, 0.0)
     grad, J = gradients(x)
-    y = ls_multipliers(grad, J, zL, zU)
+    if warm is not None:
+        zL = np.where(hasL, np.maximum(warm.z_lower / b_unscale, WARM_MULT_PUSH), 0.0)
+        zU = np.where(hasU, np.maximum(warm.z_upper / b_unscale, WARM_MULT_PUSH), 0.0)
+        y = warm.y / y_unscale
+    else:
+        zL = np.where(hasL, 1.0, 0.0)
+        zU = np.where(hasU, 1.0, 0.0)
+        y = ls_multipliers(grad, J, zL, zU)
     g = residual(c, s)
     theta0 = float(np.sum(np.abs(g)))
     theta_max = 1e4 * max(1.0, theta0)
     theta_min = 1e-4 * max(1.0, theta0)
-    mu = 0.1
+    mu = 0.1 if warm is None else min(0.1, max(warm.mu, MU_MIN))
     mu_floor = max(MU_MIN, tol / 11.0)  # the monotone mode's last barrier parameter (IPOPT)
     free_mode = mu_strategy == "adaptive" and nb > 0
     lo, hi = gap(w)   # always the current w's bound gaps: they move with w (an accepted trial brings its own)
@@ -698,8 +766,9 @@ def interior_point(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, sf: 
             zL = np.where(hasL, np.clip(zL, mu / (KAPPA_SIGMA * lo), KAPPA_SIGMA * mu / lo), 0.0)
             zU = np.where(hasU, np.clip(zU, mu / (KAPPA_SIGMA * hi), KAPPA_SIGMA * mu / hi), 0.0)
         grad, J = gradients(w[:n])
+    duals = Duals(y=y * y_unscale, z_lower=zL * b_unscale, z_upper=zU * b_unscale, mu=float(mu))
     return IPMResult(z=D * w[:n], status=status, message=message, iterations=it, kkt_error=kkt,
-                     factorizations=kkt_sys.factorizations)
+                     factorizations=kkt_sys.factorizations, duals=duals)
 
 
 def _quality_function_sigma(dwa, dwc, bLc, bUc, SigL, SigU, lo, hi, zL, zU, iL, iU, rd, g, avg_compl, nb,

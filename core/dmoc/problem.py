@@ -655,6 +655,21 @@ class NLP:
         self._previous: Evaluation | None = None
         self.evaluations = 0
 
+    def structure_key(self) -> str:
+        """A digest of what a warm start's multipliers are tied to: the layout, which variables are free,
+        the constraint groups and their rows, which bounds are finite and which rows are equalities, and
+        the Jacobian and Hessian patterns. Two problems with the same key differ only in values (a moved
+        key or obstacle), so a solution's multipliers of one are a warm start for the other."""
+        import hashlib
+        h = hashlib.blake2b(digest_size=16)
+        h.update(repr((self.layout.size, self.n, self.m, [(g.name, g.K) for g in self.constraints],
+                       [(g.name, g.K) for g in self.costs])).encode())
+        for a in (self.free, np.isfinite(self.lb), np.isfinite(self.ub), np.isfinite(self.cl),
+                  np.isfinite(self.cu), self.cl == self.cu, self.jac_pattern.rows, self.jac_pattern.cols,
+                  self.hess_pattern.rows, self.hess_pattern.cols):
+            h.update(np.ascontiguousarray(a).tobytes())
+        return h.hexdigest()
+
     # -- vectors -----------------------------------------------------------------------------
     def full(self, z: np.ndarray) -> np.ndarray:
         y = self.base.copy()

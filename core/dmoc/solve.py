@@ -86,6 +86,7 @@ class SolveResult:
     worst_group: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     failure: dict[str, Any] | None = None   # NLP.worst_detail of a point that is not converged
+    duals: Any = None   # core.dmoc.ipm.Duals of the returned point (scipy interior point), for a warm re-solve
 
     def stats(self) -> dict[str, Any]:
         out = {"converged": bool(self.converged), "status": self.status, "message": self.message,
@@ -168,8 +169,13 @@ def presolve(nlp: NLP) -> str:
 
 
 def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
-          callback: Callable[[int, np.ndarray], None] | None = None) -> SolveResult:
+          callback: Callable[[int, np.ndarray], None] | None = None, duals: Any = None) -> SolveResult:
     """Solve from z0 (free variables). Never raises for a failed solve: the status says what happened.
+
+    ``duals``: the multipliers (core.dmoc.ipm.Duals) of a solution of a problem with the same
+    ``nlp.structure_key()``, z0 being that solution: the scipy interior point starts primal-dual warm
+    (``interior_point``'s ``warm``); the other backends ignore them. The result's ``duals`` are those of its
+    point when the interior point ended there.
 
     ``options.max_iter`` and ``options.time_limit_s`` bound this whole call (module docstring).
     ``callback(k, z)`` is called at every iteration k (1, 2, …) of the backend with its iterate z;
@@ -184,6 +190,7 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
         return _result(nlp, z0, False, "infeasible", "infeasible: " + why, 0, t0, options.backend, options.tol)
     tracker = _Tracker(nlp, options.constraint_tol, callback)
     note = ""   # what a limit message adds to the counts
+    out_duals = None   # (the interior point's z, its multipliers)
     try:
         if options.backend == "ipopt":
             if not ipopt_available():
@@ -192,7 +199,7 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
         elif options.method == "trust-constr":
             z, status, msg, iters = _solve_scipy(nlp, z0, options, tracker, t0)
         else:
-            z, status, msg, iters = _solve_ipm(nlp, z0, options, tracker, t0)
+            z, status, msg, iters, out_duals = _solve_ipm(nlp, z0, options, tracker, t0, duals)
             if options.method == "auto" and status in ("stalled", "numerical_failure"):
                 # trust-constr from the interior point's best point, with the iterations and time it left
                 left = options.max_iter - iters
@@ -215,7 +222,10 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
         z = tracker.best[3]
     if not np.all(np.isfinite(z)):
         z = tracker.best[3] if tracker.best is not None else z0
-    return _result(nlp, z, converged, status, msg, iters, t0, options.backend, options.tol)
+    result = _result(nlp, z, converged, status, msg, iters, t0, options.backend, options.tol)
+    if converged and out_duals is not None and out_duals[0] is z:
+        result.duals = out_duals[1]
+    return result
 
 
 def limit_message(status: str, options: SolverOptions, iterations: int, seconds: float) -> str:
@@ -347,22 +357,23 @@ def restore(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, max_nfev: i
     return z if nlp.max_violation(z) < nlp.max_violation(z0) else z0
 
 
-def _solve_ipm(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float):
-    """The scipy backend's interior-point method (core.dmoc.ipm) on the scaled problem."""
+def _solve_ipm(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float, duals: Any = None):
+    """The scipy backend's interior-point method (core.dmoc.ipm) on the scaled problem; (z, status, message,
+    iterations, (z, its multipliers) or None)."""
     from .ipm import interior_point
 
     deadline = t0 + o.time_limit_s
     D, Sc, sf = scaling(nlp, z0)
     r = interior_point(nlp, z0, D, Sc, sf, tol=o.tol, constraint_tol=o.constraint_tol, max_iter=o.max_iter,
-                       deadline=deadline, callback=tracker.step, verbose=o.verbose)
+                       deadline=deadline, callback=tracker.step, verbose=o.verbose, warm=duals)
     z = r.z
     viol = nlp.max_violation(z)
     if r.status == "converged" and viol > o.constraint_tol:
         z = polish(nlp, z, o.constraint_tol, D, deadline=deadline)
         if nlp.max_violation(z) > o.constraint_tol:
-            return z, "stalled", r.message + " but constraints remain violated", r.iterations
+            return z, "stalled", r.message + " but constraints remain violated", r.iterations, None
     tracker.see(z)
-    return z, r.status, r.message, r.iterations
+    return z, r.status, r.message, r.iterations, (z, r.duals)
 
 
 def _solve_scipy(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float):

@@ -1,0 +1,53 @@
+"""A solution's multipliers stored with its trajectory, for a primal-dual warm re-solve.
+
+A converged scipy interior-point solve writes its multipliers (``core.dmoc.ipm.Duals``, unscaled) into
+the trajectory under the top-level key ``solver_state``, tagged with the problem's
+``NLP.structure_key()``. A later solve started from that trajectory (``--initial``, ``solve_scenario(…,
+initial=…)``, the add-on's stored solution) uses them when its own problem has the same key: only
+values moved (a key, the goal, an obstacle), not the shape of the problem. Otherwise the warm start is
+primal only. The stored arrays are checked (sizes, finite, bound multipliers ≥ 0) before use.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..trajectory import Trajectory
+from .ipm import Duals
+
+KEY = "solver_state"
+
+
+def attach(traj: Trajectory, structure_key: str, duals: Duals | None) -> None:
+    """Store ``duals`` in ``traj`` (nothing when there are none)."""
+    if duals is None:
+        return
+    traj.series[KEY] = {"structure": structure_key, "barrier": float(duals.mu),
+                        "constraint_multipliers": np.asarray(duals.y, dtype=float),
+                        "lower_bound_multipliers": np.asarray(duals.z_lower, dtype=float),
+                        "upper_bound_multipliers": np.asarray(duals.z_upper, dtype=float)}
+
+
+def duals_for(traj: Trajectory, structure_key: str, m: int, n_bounds: int) -> Duals | None:
+    """The multipliers stored in ``traj`` if they belong to a problem with this structure (m constraint
+    rows, ``n_bounds`` = free variables + inequality rows), else None."""
+    state: Any = traj.series.get(KEY)
+    if not isinstance(state, dict) or state.get("structure") != structure_key:
+        return None
+    try:
+        y = np.asarray(state["constraint_multipliers"], dtype=float).reshape(-1)
+        zl = np.asarray(state["lower_bound_multipliers"], dtype=float).reshape(-1)
+        zu = np.asarray(state["upper_bound_multipliers"], dtype=float).reshape(-1)
+        mu = float(state["barrier"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if y.size != m or zl.size != n_bounds or zu.size != n_bounds:
+        return None
+    arrays = (y, zl, zu, np.array([mu]))
+    if not all(np.isfinite(a).all() for a in arrays) or (zl < 0).any() or (zu < 0).any() or mu <= 0:
+        return None
+    return Duals(y=y, z_lower=zl, z_upper=zu, mu=mu)
+
+
+__all__ = ["KEY", "attach", "duals_for"]
