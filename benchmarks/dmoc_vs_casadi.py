@@ -18,6 +18,9 @@ Reported per case: CPU time (process time: other processes on the shared machine
 wall time, iterations, cost, max violation, our time / CasADi's, and the relative cost difference.
 ``--robustness``: 20 randomised start/goal pairs per vehicle (car, helicopter, snakeboard) with the
 IPOPT backend and the default initial guess; the share that converges.
+
+benchmarks/kkt_peers.py reuses this restatement (``build_casadi_ipopt``, ``solve_casadi_ipopt``, ``ca_car_step``,
+``ca_distance``, ``ca_point``) for the peer table with set-up and solve times apart and CasADi+FATROP.
 """
 from __future__ import annotations
 
@@ -102,6 +105,35 @@ def ca_point(model, yv, k, body):
     return ca.vertcat(pos[0] + c * body[0] - s * body[1], pos[1] + s * body[0] + c * body[1], body[2])
 
 
+def ca_car_step(car, alpha: float, h, s, u):
+    """Φ_h(s, u), the car's explicit update (core.vehicles.car.step; docs/equations.md, "Car") over the node
+    state s = (ψ, σ, θ, x, y, p) and the step's controls u = (f^ψ, u^σ): the next node state (6 × 1)."""
+    ca = _ca()
+    a_, c_, kap, rho, al = car.a, car.c, car.kappa, car.wheel_radius, alpha
+    psi, sg, th, px, py, p = (s[i] for i in range(6))
+    f, w = u[0], u[1]
+    sa = sg + al * h * w
+    s1n = sg + h * w
+    uu = (p + h * (1 - al) * f) / (a_ + c_ * sg * sa)
+    zz = 0.5 * h * kap * sa * uu
+    sinc = ca.if_else(ca.fabs(zz) < 1e-4, 1 - zz**2 / 6 + zz**4 / 120, ca.sin(zz) / zz)
+    chord = h * rho * uu * sinc
+    return ca.vertcat(psi + h * uu, s1n, th + 2 * zz, px + chord * ca.cos(th + zz), py + chord * ca.sin(th + zz),
+                      (a_ + c_ * s1n * sa) * uu + h * al * f)
+
+
+def ca_car_speed(car, sg, p):
+    """The node speed v = ρ p / M(σ) (speed bounds, goal speed)."""
+    return car.wheel_radius * p / car.reduced_inertia(sg)
+
+
+def row_max_abs(J) -> np.ndarray:
+    """The largest |entry| of each row of a sparse CasADi matrix (without densifying it)."""
+    out = np.zeros(J.shape[0])
+    np.maximum.at(out, np.asarray(J.sparsity().row(), dtype=int), np.abs(np.asarray(J.nonzeros())))
+    return out
+
+
 def casadi_problem(setup, nlp, z0):
     """(nlp dict, lbg, ubg, lbx, ubx) of the same program in the scaled variables x = z / D."""
     ca = _ca()
@@ -129,25 +161,12 @@ def casadi_problem(setup, nlp, z0):
 
     cost = 0
     if model.vehicle == "car":
-        car = model.car
-        a_, c_, kap, rho, al = car.a, car.c, car.kappa, car.wheel_radius, model.alpha
         for k in range(N):
-            s0, s1, u = yv(model.state[k]), yv(model.state[k + 1]), yv(model.controls[k])
-            psi, sg, th, px, py, p = (s0[i] for i in range(6))
-            f, w = u[0], u[1]
-            sa = sg + al * h * w
-            s1n = sg + h * w
-            uu = (p + h * (1 - al) * f) / (a_ + c_ * sg * sa)
-            zz = 0.5 * h * kap * sa * uu
-            sinc = ca.if_else(ca.fabs(zz) < 1e-4, 1 - zz**2 / 6 + zz**4 / 120, ca.sin(zz) / zz)
-            chord = h * rho * uu * sinc
-            nxt = ca.vertcat(psi + h * uu, s1n, th + 2 * zz, px + chord * ca.cos(th + zz), py + chord * ca.sin(th + zz),
-                             (a_ + c_ * s1n * sa) * uu + h * al * f)
-            add(s1 - nxt, 0.0, 0.0)
+            nxt = ca_car_step(model.car, model.alpha, h, yv(model.state[k]), yv(model.controls[k]))
+            add(yv(model.state[k + 1]) - nxt, 0.0, 0.0)
         for grp in model.extra_groups:  # speed bound / goal speed: ρ p / M(σ)
             for r, kk in enumerate(grp.idx):
-                sg, p = yv(kk[0]), yv(kk[1])
-                add(car.wheel_radius * p / car.reduced_inertia(sg), grp.lower[r, 0], grp.upper[r, 0])
+                add(ca_car_speed(model.car, yv(kk[0]), yv(kk[1])), grp.lower[r, 0], grp.upper[r, 0])
     else:
         heli = model.heli
         I6 = ca.DM(model.inertia)
@@ -229,9 +248,7 @@ def casadi_problem(setup, nlp, z0):
     # core.dmoc row, identified by evaluating both at the initial guess (equal values, same order
     # inside a group) — simpler and exact here: scale by 1/max|∂g/∂x| of CasADi's own Jacobian at x0
     x0 = z0 / D
-    Jf = ca.Function("J", [x], [ca.jacobian(G, x)])
-    J0 = np.asarray(Jf(x0).full())
-    rown = np.abs(J0).max(axis=1)
+    rown = row_max_abs(ca.Function("J", [x], [ca.jacobian(G, x)])(x0))
     Srow = np.clip(np.where(rown > 0, 1.0 / np.maximum(rown, 1e-300), 1.0), 1e-6, 1e6)
     prob = {"x": x, "f": sf * cost, "g": ca.DM(Srow) * G}
     return (prob, Srow * np.array(lbg), Srow * np.array(ubg), nlp.lb / D, nlp.ub / D, x0, D,
@@ -244,26 +261,43 @@ def _heading_of(grp, model) -> float:
     return math.atan2(-r[0], r[1])
 
 
-def run_casadi(setup, nlp, z0):
+def build_casadi_ipopt(setup, nlp, z0, ipopt_options: dict | None = None) -> dict:
+    """The symbolic model (:func:`casadi_problem`) and its ``nlpsol("ipopt")``; ``build_s`` is the wall time of
+    both. ``ipopt_options`` override :data:`IPOPT_OPTIONS` (e.g. max_iter, max_wall_time)."""
     ca = _ca()
     t_build = time.perf_counter()
     prob, lbg, ubg, lbx, ubx, x0, D, fg, lbg_u, ubg_u = casadi_problem(setup, nlp, z0)
-    build = time.perf_counter() - t_build
-    # same NLP: compare cost and violation at the initial guess
-    f0, g0 = (np.asarray(v.full()).ravel() for v in fg(x0))
-    viol_ca = float(np.max(np.maximum(np.maximum(lbg_u - g0, g0 - ubg_u), 0.0)))
-    viol_us = float(np.max(nlp.violations(z0)))
-    cost_us = nlp.objective(z0)
-    opts = {"ipopt": {**IPOPT_OPTIONS, "nlp_scaling_method": "none"}, "print_time": False}
+    t_model = time.perf_counter() - t_build
+    opts = {"ipopt": {**IPOPT_OPTIONS, "nlp_scaling_method": "none", **(ipopt_options or {})}, "print_time": False}
     solver = ca.nlpsol("s", "ipopt", prob, opts)
+    return {"solver": solver, "args": {"x0": x0, "lbx": lbx, "ubx": ubx, "lbg": lbg, "ubg": ubg}, "D": D, "fg": fg,
+            "lbg_u": lbg_u, "ubg_u": ubg_u, "build_s": time.perf_counter() - t_build, "model_s": t_model}
+
+
+def check_at_guess(built: dict, nlp, z0) -> tuple[float, float, float, float]:
+    """(CasADi's cost, ours, CasADi's max violation, ours) at the initial guess: the same NLP."""
+    f0, g0 = (np.asarray(v.full()).ravel() for v in built["fg"](built["args"]["x0"]))
+    viol_ca = float(np.max(np.maximum(np.maximum(built["lbg_u"] - g0, g0 - built["ubg_u"]), 0.0), initial=0.0))
+    return float(f0[0]), nlp.objective(z0), viol_ca, float(np.max(nlp.violations(z0), initial=0.0))
+
+
+def solve_casadi_ipopt(built: dict, nlp) -> dict:
+    """Solve a :func:`build_casadi_ipopt` model; its solution measured by our NLP (cost, max violation)."""
+    solver = built["solver"]
     c0, w0 = time.process_time(), time.perf_counter()
-    sol = solver(x0=x0, lbx=lbx, ubx=ubx, lbg=lbg, ubg=ubg)
+    sol = solver(**built["args"])
     cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     st = solver.stats()
-    z = D * np.asarray(sol["x"].full()).ravel()
+    z = built["D"] * np.asarray(sol["x"].full()).ravel()
     return {"cpu": cpu, "wall": wall, "iterations": int(st["iter_count"]), "status": st["return_status"],
-            "cost": nlp.objective(z), "violation": nlp.max_violation(z), "build_s": build,
-            "check": (float(f0[0]), cost_us, viol_ca, viol_us)}
+            "success": bool(st["success"]), "cost": nlp.objective(z), "violation": nlp.max_violation(z), "z": z}
+
+
+def run_casadi(setup, nlp, z0):
+    built = build_casadi_ipopt(setup, nlp, z0)
+    out = solve_casadi_ipopt(built, nlp)
+    out.update(build_s=built["build_s"], check=check_at_guess(built, nlp, z0))
+    return out
 
 
 def run_ours(nlp, z0, backend: str, time_limit: float = 600.0):
