@@ -21,6 +21,11 @@ y to port, z up) with a closed hull mesh (:mod:`core.vehicles.hull`). Body wrenc
   centre of mass, A_p = Σ max(0, −n_i·ê) dA_i the windward area of the emerged patches projected
   normal to ê = v_rel/|v_rel|, applied at the centroid of that projected area (the centre of
   pressure of the emerged part; for an upright boat in a beam wind, the emerged topsides).
+
+Sums. ``external_wrench`` and its Jacobian sum the patches in moment form (``Boat._wrench_sums``): the wholly
+wet and dry faces from per-face tables, the faces the surface cuts as rows (:func:`core.vehicles.hull.clip_split`).
+The patch-by-patch methods ``buoyancy``, ``hydrodynamics`` and ``wind_wrench`` are the definitions they are
+tested against (``test_boat_wrench_jacobian.py``).
 """
 from __future__ import annotations
 
@@ -34,12 +39,53 @@ from scipy.optimize import brentq, fsolve
 from ..errors import ScenarioError
 from ..integrators.common import GRAVITY, VEHICLE_DEFAULT_METHOD, HolonomicSystem, RigidState
 from ..trajectory import Trajectory
-from .hull import TRANSOM_FRACTION, HeightField, Hull, clip, clip_jacobian, default_hull
+from .hull import TRANSOM_FRACTION, ClipSplit, HeightField, Hull, clip, clip_split, default_hull
 from .water import RHO_WATER, CurrentSpec, Wind, current_field, projected_area
 
 DEFAULT_LENGTH, DEFAULT_BEAM, DEFAULT_HEIGHT = 5.0, 2.0, 0.8
 DEFAULT_MASS = 800.0
-_EDGE_ON = 1e-6       # δ: |n·ê| below this, a patch is edge-on to the wind (see Boat.external_wrench_jacobian)
+_EDGE_ON = 1e-6       # δ: |n·ê| below this, a patch is edge-on to the wind (see Boat._wind_sums)
+_K = 12               # derivative directions of the wrench sums: s, x, ω, v
+
+
+def _hat(w: np.ndarray) -> np.ndarray:
+    """ŵ (…, 3, 3) with ŵ a = w × a."""
+    h = np.zeros(w.shape[:-1] + (3, 3))
+    h[..., 0, 1], h[..., 0, 2], h[..., 1, 2] = -w[..., 2], w[..., 1], -w[..., 0]
+    h[..., 1, 0], h[..., 2, 0], h[..., 2, 1] = w[..., 2], -w[..., 1], w[..., 0]
+    return h
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b over the last axis (np.cross is slow on many small vectors)."""
+    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+                     a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+
+
+def _cross_t(a: np.ndarray, da: np.ndarray, b: np.ndarray, db: np.ndarray) -> np.ndarray:
+    """d(a × b) = â db − b̂ da for a, b (B, 3) with tangents da, db (B, 3, K)."""
+    return _hat(a) @ db - _hat(b) @ da
+
+
+def _slot_partials(split: ClipSplit, side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Partials in the cut parameters t of one side's per-row sums over its slots: Σ dA (n, 2), Σ dA r (n, 3, 2),
+    and g_j = Σ dA slide_j r (n, 2, 3), with which Σ dA (∂r/∂t_j) rᵀ = e_j g_jᵀ: the areas change with t and the
+    centroids slide along the body edges e_j = (B − A, C − A), ∂r/∂t_j = slide_j e_j."""
+    area, pos = getattr(split, side + "_area"), getattr(split, side + "_position")
+    area_t, slide = getattr(split, side + "_area_t"), getattr(split, side + "_slide")
+    w = area[..., None] * slide                                           # (n, slot, t)
+    S1_t = np.einsum("nsi,nsj->nij", pos, area_t) + (w[:, 0] + w[:, 1])[:, None, :] * np.swapaxes(split.edges, 1, 2)
+    g = np.einsum("nsj,nsi->nji", w, pos)                                 # Σ_s w_sj r_s (n, t, 3)
+    return area_t[:, 0] + area_t[:, 1], S1_t, g
+
+
+def _eps_e_eps(E: np.ndarray) -> np.ndarray:
+    """G (9, 9) with Σ dA r̂ E r̂ = (G · vec(Σ dA r rᵀ)) reshaped (3, 3): G_(ad),(ef) = Σ_bc ε_abe E_bc ε_cdf."""
+    eps = np.zeros((3, 3, 3))
+    eps[0, 1, 2] = eps[1, 2, 0] = eps[2, 0, 1] = 1.0
+    eps[0, 2, 1] = eps[2, 1, 0] = eps[1, 0, 2] = -1.0
+    return np.einsum("abe,bc,cdf->adef", eps, E, eps).reshape(9, 9)
 
 
 def default_thrusters(length: float = DEFAULT_LENGTH, beam: float = DEFAULT_BEAM,
@@ -125,6 +171,15 @@ class Boat:
             raise ScenarioError("[vehicle] thrusters", "must list at least one thruster")
         object.__setattr__(self, "thrusters", tuple(ts))
         object.__setattr__(self, "_eta", current_field(self.current, "[vehicle] current"))
+        object.__setattr__(self, "_eps_E_eps", _eps_e_eps(self.damping))
+        # the wholly dry faces' wind moments: dA, dA c, dA n, dA c n_ᵀ (c the centroid, n the normal)
+        tab = self.hull.tables
+        object.__setattr__(self, "_wind_table", np.concatenate(
+            [tab.patch[:, :4], tab.vec, (tab.patch[:, 1:4, None] * self.hull.face_normal[:, None, :]).reshape(-1, 9)],
+            axis=1))
+        # the last values-only clipping per batch size: the optimiser asks the Jacobian at the point whose values
+        # it has just evaluated, and clip_split reuses the cut faces when the poses are the same, byte for byte
+        object.__setattr__(self, "_last_split", {})
         if self.hull.volume * RHO_WATER <= self.mass:
             raise ScenarioError("[vehicle] mass", f"{self.mass:g} kg sinks: the hull displaces at most "
                                 f"{self.hull.volume * RHO_WATER:.6g} kg of water")
@@ -195,18 +250,27 @@ class Boat:
                         parts: bool = False) -> np.ndarray | dict:
         """Gravity + buoyancy + hydrodynamics + wind at pose (R, x), body velocity ξ; (…, 6).
 
+        The sums over the clipped hull's patches are taken in moment form (:meth:`_wrench_sums`: the same as
+        :meth:`buoyancy`, :meth:`hydrodynamics` and :meth:`wind_wrench` over :func:`clip`'s patches, to
+        round-off); a callable (spatially varying) current is summed patch by patch (:meth:`hydrodynamics`).
         With ``parts`` True, returns a dict of the three wrenches and the clipping result.
         """
-        cut = clip(self.hull, R, x, self.surface)
-        lead = np.shape(cut.volume)
-        flat = lambda a: a.reshape(lead + (-1,) + a.shape[len(lead) + 2:])  # noqa: E731  (…, m, 2) → (…, 2m)
-        b = self.buoyancy(R, x, cut.volume, cut.centroid)
-        h = self.hydrodynamics(R, x, xi, flat(cut.submerged_position), flat(cut.submerged_normal),
-                               flat(cut.submerged_area))
-        w = self.wind_wrench(R, xi, flat(cut.emerged_position), flat(cut.emerged_normal), flat(cut.emerged_area))
+        R, x, xi = (np.asarray(a, dtype=float) for a in (R, x, xi))
+        batch = np.broadcast_shapes(R.shape[:-2], x.shape[:-1], xi.shape[:-1])
+        Rb, xb = np.broadcast_to(R, batch + (3, 3)), np.broadcast_to(x, batch + (3,))
+        split = clip_split(self.hull, Rb, xb, self.surface)
+        self._last_split[len(split.volume)] = split
+        flat = [a.reshape((-1,) + a.shape[len(batch):]) for a in (Rb, xb, np.broadcast_to(xi, batch + (6,)))]
+        w = self._wrench_sums(*flat, split, False)
+        if callable(self.current):
+            cut = split.clipped()
+            pf = lambda a: a.reshape((len(flat[0]), -1) + a.shape[len(batch) + 2:])  # noqa: E731 (…, m, 2) → (nb, 2m)
+            w["hydrodynamics"] = self.hydrodynamics(*flat, pf(cut.submerged_position), pf(cut.submerged_normal),
+                                                    pf(cut.submerged_area))
+        w = {k: v.reshape(batch + (6,)) for k, v in w.items()}
         if parts:
-            return {"buoyancy": b, "hydrodynamics": h, "wind": w, "clipped": cut}
-        return b + h + w
+            return {**w, "clipped": split.clipped()}
+        return w["buoyancy"] + w["hydrodynamics"] + w["wind"]
 
     def external_wrench_jacobian(self, R: np.ndarray, x: np.ndarray, xi: np.ndarray
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -214,159 +278,173 @@ class Boat:
         rotation increment (R → R cay(s)), ∂E/∂x (B, 6, 3) and ∂E/∂ξ (B, 6, 6), for poses R (B, 3, 3),
         x (B, 3) and body velocities ξ (B, 6); all steps at once.
 
-        Analytic (forward mode) through the clipped hull (:func:`core.vehicles.hull.clip_jacobian`) and
-        through eq. (15) and the drag laws written with patch moments:
-
-        * buoyancy: Π_s(x_s − x) = ρ_w (V x̄ − V x); d(Rᵀw)/ds = (Rᵀw)^ (hat);
-        * hydrodynamics (uniform or no current η, u = v − Rᵀη): with A = Σ dA_i, S₁ = Σ dA_i r_i,
-          S₂ = Σ dA_i r_i r_iᵀ, K = Σ dA_i r̂_i E r̂_i (= ε E ε : S₂),
-          force = −E(u + ω × S₁/A) − P N/A,
-          torque = −(S₁/A) × Eu + (K/A) ω − P T/A (N = Σ dA_i n_i, T = Σ dA_i r_i × n_i);
-        * wind (u_b = Rᵀw − v the body air velocity, c = ½ρ_air C_d, w_i = max(0, −n_i·ê) dA_i):
-          force = c|u_b| u_b Σw_i, torque = c|u_b| (Σ w_i r_i) × u_b.
-
-        A spatially varying (callable) current falls back to central differences of the wrench in the pose
-        (the clipped hull is differenced, all steps batched in one call per direction).
+        Analytic (forward mode) through the clipped hull (:func:`core.vehicles.hull.clip_split`: the wholly wet
+        and dry faces are patches fixed in the body, the cut faces' slots move with their cut parameters) and
+        through eq. (15) and the drag laws written with patch moments (:meth:`_wrench_sums`). A spatially
+        varying (callable) current falls back to central differences of the wrench in the pose (the clipped
+        hull is differenced, all steps batched in one call per direction).
         """
         R, x, xi = (np.asarray(a, dtype=float) for a in (R, x, xi))
-        nB = R.shape[0]
         if callable(self.current):
             return self._external_wrench_jacobian_fd(R, x, xi)
-        cut, tan = clip_jacobian(self.hull, R, x, self.surface)
-        K = 12                                                    # directions: s (3), x (3), ω (3), v (3)
-        eye3 = np.broadcast_to(np.eye(3), (nB, 3, 3))
-        zero3 = np.zeros((nB, 3, 3))
+        split = clip_split(self.hull, R, x, self.surface, tangents=True, values=self._last_split.get(len(R)))
+        parts = list(self._wrench_sums(R, x, xi, split, True).values())
+        E = parts[0][0] + parts[1][0] + parts[2][0]
+        D = parts[0][1] + parts[1][1] + parts[2][1]
+        return E, D[:, :, 0:3], D[:, :, 3:6], D[:, :, 6:12]
 
-        def hat(w):
-            z = np.zeros(w.shape[:-1])
-            return np.stack([np.stack([z, -w[..., 2], w[..., 1]], -1), np.stack([w[..., 2], z, -w[..., 0]], -1),
-                             np.stack([-w[..., 1], w[..., 0], z], -1)], axis=-2)
+    # -- the wrench in moment form (equations.md, Boat; derivatives over K = 12 directions s, x, ω, v) ----------
+    def _wrench_sums(self, R: np.ndarray, x: np.ndarray, xi: np.ndarray, split: ClipSplit, tangents: bool) -> dict:
+        """The three wrenches (nb, 6) — with ``tangents`` each a pair (E, ∂E (nb, 6, K)) — at poses R (nb, 3, 3),
+        x (nb, 3) and velocities ξ (nb, 6), from their :class:`ClipSplit`; hydrodynamics for a uniform current."""
+        out = {"buoyancy": self._buoyancy_sums(R, x, split, tangents),
+               "hydrodynamics": self._hydro_sums(R, xi, split, tangents),
+               "wind": self._wind_sums(R, xi, split, tangents)}
+        return out if tangents else {k: v[0] for k, v in out.items()}
 
-        def body(w):                                              # Rᵀw (B, 3) and its tangent (B, 3, K)
-            wb = np.einsum("bji,bj->bi", R, w)
-            return wb, np.concatenate([hat(wb), zero3, zero3, zero3], axis=-1)
-
-        def pad(t):                                               # pose tangent (…, 6) → (…, K)
-            return np.concatenate([t, np.zeros(t.shape[:-1] + (K - 6,))], axis=-1)
-
-        def cross_t(a, da, b, db):                                # d(a × b): a (B, 3), da (B, 3, K)
-            return (np.cross(da, b[:, :, None], axisa=1, axisb=1, axisc=1)
-                    + np.cross(a[:, :, None], db, axisa=1, axisb=1, axisc=1))
-
-        # -- gravity + buoyancy, eq. (15) ---------------------------------------------------------
-        ok = cut.volume > 0
-        M = np.where(ok[:, None], (cut.centroid - x) * cut.volume[:, None], 0.0)    # V (x̄ − x)
-        dx_t = pad(np.concatenate([zero3, eye3], axis=-1))        # dx (B, 3, K)
-        dM = pad(tan.moment) - x[:, :, None] * pad(tan.volume)[:, None, :] - cut.volume[:, None, None] * dx_t
-        dM = np.where(ok[:, None, None], dM, 0.0)
+    def _buoyancy_sums(self, R, x, split, tangents):
+        """Eq. (15) with Π_s(x_s − x) = ρ_w (V x̄ − V x) from the clipped volume's moments; d(Rᵀw)/ds = (Rᵀw)^."""
+        nb = len(R)
+        V = split.volume
+        M = split.moment - x * V[:, None]                                  # V (x̄ − x) (zero when dry)
         rg = RHO_WATER * GRAVITY
-        tw = rg * np.stack([M[:, 1], -M[:, 0], np.zeros(nB)], -1)                # (x_s − x) × (0, 0, Π_s)
-        dtw = rg * np.stack([dM[:, 1], -dM[:, 0], np.zeros((nB, K))], 1)
-        fw = np.zeros((nB, 3))
-        fw[:, 2] = GRAVITY * (RHO_WATER * cut.volume - self.mass)
-        dfw = np.zeros((nB, 3, K))
-        dfw[:, 2] = rg * pad(tan.volume)
-        tb, dtb = body(tw)
-        fb, dfb = body(fw)
-        E = np.concatenate([tb, fb], axis=-1)
-        D = np.concatenate([dtb + np.einsum("bji,bjk->bik", R, dtw), dfb + np.einsum("bji,bjk->bik", R, dfw)], axis=1)
+        w = np.zeros((nb, 2, 3))                                           # world torque, force
+        w[:, 0, 0], w[:, 0, 1] = rg * M[:, 1], -rg * M[:, 0]               # (x_s − x) × (0, 0, Π_s)
+        w[:, 1, 2] = GRAVITY * (RHO_WATER * V - self.mass)
+        wb = w @ R                                                         # rows (Rᵀw)ᵀ
+        if not tangents:
+            return wb.reshape(nb, 6), None
+        dM = np.zeros((nb, 3, _K))
+        dM[:, :, :6] = split.d_moment - x[:, :, None] * split.d_volume[:, None, :]
+        dM[:, :, 3:6] -= V[:, None, None] * np.eye(3)
+        dw = np.zeros((nb, 2, 3, _K))
+        dw[:, 0, 0], dw[:, 0, 1] = rg * dM[:, 1], -rg * dM[:, 0]
+        dw[:, 1, 2, :6] = rg * split.d_volume
+        D = np.swapaxes(R, 1, 2)[:, None] @ dw                             # Rᵀ dw
+        D[..., :3] += _hat(wb)
+        return wb.reshape(nb, 6), D.reshape(nb, 6, _K)
 
-        # -- hydrodynamics over the submerged patches, by moments -------------------------------------
-        P = cut.submerged_area.shape[-2] * 2
-        r = cut.submerged_position.reshape(nB, P, 3)
-        nrm = cut.submerged_normal.reshape(nB, P, 3)
-        dA = cut.submerged_area.reshape(nB, P)
-        dr = tan.submerged_position.reshape(nB, P, 3, 6)
-        ddA = tan.submerged_area.reshape(nB, P, 6)
-        A = dA.sum(-1)
-        dAt = pad(ddA.sum(1))
-        S1 = np.einsum("bp,bpi->bi", dA, r)
-        dS1 = pad(np.einsum("bpk,bpi->bik", ddA, r) + np.einsum("bp,bpik->bik", dA, dr))
-        S2 = np.einsum("bp,bpi,bpj->bij", dA, r, r)
-        rdr = np.einsum("bp,bpi,bpjk->bijk", dA, r, dr)
-        dS2 = pad(np.einsum("bpk,bpi,bpj->bijk", ddA, r, r) + rdr + rdr.transpose(0, 2, 1, 3))
-        eps = np.zeros((3, 3, 3))
-        eps[0, 1, 2] = eps[1, 2, 0] = eps[2, 0, 1] = 1.0
-        eps[0, 2, 1] = eps[2, 1, 0] = eps[1, 0, 2] = -1.0
-        Ed = self.damping
-        Kt = np.einsum("abe,bc,cdf,...ef->...ad", eps, Ed, eps, S2)
-        dKt = np.einsum("abe,bc,cdf,...efk->...adk", eps, Ed, eps, dS2)
-        has = A > 0
-        Asafe = np.where(has, A, 1.0)
+    def _submerged_sums(self, split: ClipSplit, tangents: bool):
+        """Σ over the submerged patches of dA (1, A), dA r (3, S₁), dA r rᵀ (9, S₂) and, with a pressure, dA n (3, N)
+        and dA r × n (3, T): (nb, 13 or 19), with ``tangents`` also their pose tangents (nb, 13 or 19, K) (only
+        the cut faces' slots move: their areas change with the cut parameters t, their centroids slide)."""
+        k = 19 if self.pressure != 0.0 else 13
+        area, pos = split.submerged_area, split.submerged_position        # (n, 2), (n, 2, 3)
+        ap = area[..., None] * pos
+        A_r, S1_r = area[:, 0] + area[:, 1], ap[:, 0] + ap[:, 1]
+        S2_r = ap[:, 0, :, None] * pos[:, 0, None] + ap[:, 1, :, None] * pos[:, 1, None]   # Σ_s dA r rᵀ
+        rows = [A_r[:, None], S1_r, S2_r.reshape(-1, 9)]
+        n_f = self.hull.face_normal[split.fi]
+        if k == 19:
+            rows += [A_r[:, None] * n_f, _cross(S1_r, n_f)]
+        S = split.full.astype(float) @ self.hull.tables.patch[:, :k] + split.row_sum(np.concatenate(rows, axis=1))
+        if not tangents:
+            return S, None
+        A_t, S1_t, g = _slot_partials(split, "submerged")
+        ge = g[..., :, None] * split.edges[..., None, :]                   # g_j e_jᵀ (n, t, 3, 3)
+        Y = pos[..., None] * split.submerged_area_t[:, :, None, :]         # (n, slot, 3, t)
+        S2_t = np.einsum("nsit,nsj->ntij", Y, pos) + ge + np.swapaxes(ge, 2, 3)   # (n, t, 3, 3)
+        rows_t = [A_t[:, None], S1_t, S2_t.reshape(-1, 2, 9).transpose(0, 2, 1)]
+        if k == 19:
+            rows_t += [n_f[..., None] * A_t[:, None, :], np.stack([_cross(S1_t[..., j], n_f) for j in range(2)], -1)]
+        dS = np.zeros(S.shape + (_K,))
+        dS[..., :6] = split.row_sum(np.concatenate(rows_t, axis=1) @ split.dt)
+        return S, dS
 
-        def per_area(X, dX):                                      # X/A and its tangent
-            Xa = X / Asafe.reshape((-1,) + (1,) * (X.ndim - 1))
-            return Xa, (dX - Xa[..., None] * dAt.reshape((-1,) + (1,) * (X.ndim - 1) + (K,))) / \
-                Asafe.reshape((-1,) + (1,) * (X.ndim - 1) + (1,))
-
-        eta = np.asarray(self._eta(np.zeros((nB, 3))), dtype=float)                  # uniform current
-        eta_b, deta_b = body(eta)
+    def _hydro_sums(self, R, xi, split, tangents):
+        """(1/A) Σ_i (r_i × f_h,i, f_h,i) dA_i for a uniform current η, in patch moments (u = v − Rᵀη):
+        force = −E(u + ω × S₁/A) − P N/A, torque = −(S₁/A) × Eu + (K/A) ω − P T/A with K = Σ dA_i r̂_i E r̂_i
+        (= ε E ε : S₂); zero when nothing is wet."""
+        nb = len(R)
+        S, dS = self._submerged_sums(split, tangents)
+        has = S[:, 0] > 0
+        Asafe = np.where(has, S[:, 0], 1.0)[:, None]
+        Sa = S / Asafe                                                    # per wetted area
+        rbar = Sa[:, 1:4]
+        Ka = (Sa[:, 4:13] @ self._eps_E_eps.T).reshape(nb, 3, 3)
+        Ed, P = self.damping, self.pressure
+        eta = np.broadcast_to(self._eta(np.zeros((1, 3)))[0], (nb, 3))   # uniform current (world)
+        eta_b = (eta[:, None, :] @ R)[:, 0]
         w_, v_ = xi[:, :3], xi[:, 3:]
-        u = v_ - eta_b
-        du = -deta_b + np.concatenate([zero3, zero3, zero3, eye3], axis=-1)
-        dw = np.concatenate([zero3, zero3, eye3, zero3], axis=-1)
-        rbar, drbar = per_area(S1, dS1)
-        Ka, dKa = per_area(Kt, dKt)
-        Eu = u @ Ed.T
-        dEu = np.einsum("ij,bjk->bik", Ed, du)
-        force = -(Eu + np.cross(w_, rbar) @ Ed.T)
-        dforce = -(dEu + np.einsum("ij,bjk->bik", Ed, cross_t(w_, dw, rbar, drbar)))
-        torque = -np.cross(rbar, Eu) + np.einsum("bij,bj->bi", Ka, w_)
-        dtorque = (-cross_t(rbar, drbar, Eu, dEu) + np.einsum("bijk,bj->bik", dKa, w_)
-                   + np.einsum("bij,bjk->bik", Ka, dw))
-        if self.pressure != 0.0:
-            Nn = np.einsum("bp,bpi->bi", dA, nrm)
-            dNn = pad(np.einsum("bpk,bpi->bik", ddA, nrm))
-            Tn = np.einsum("bp,bpi->bi", dA, np.cross(r, nrm))
-            dTn = pad(np.einsum("bpk,bpi->bik", ddA, np.cross(r, nrm))
-                      + np.einsum("bp,bpik->bik", dA, np.cross(dr, nrm[..., None], axisa=2, axisb=2, axisc=2)))
-            na, dna = per_area(Nn, dNn)
-            ta, dta = per_area(Tn, dTn)
-            force, dforce = force - self.pressure * na, dforce - self.pressure * dna
-            torque, dtorque = torque - self.pressure * ta, dtorque - self.pressure * dta
-        E = E + np.where(has[:, None], np.concatenate([torque, force], -1), 0.0)
-        D = D + np.where(has[:, None, None], np.concatenate([dtorque, dforce], 1), 0.0)
+        Eu = (v_ - eta_b) @ Ed.T
+        force = -(Eu + _cross(w_, rbar) @ Ed.T)
+        torque = -_cross(rbar, Eu) + (Ka @ w_[:, :, None])[..., 0]
+        if P != 0.0:
+            force, torque = force - P * Sa[:, 13:16], torque - P * Sa[:, 16:19]
+        E = np.where(has[:, None], np.concatenate([torque, force], axis=1), 0.0)
+        if not tangents:
+            return E, None
+        dSa = (dS - Sa[:, :, None] * dS[:, None, 0]) / Asafe[:, :, None]
+        drbar = dSa[:, 1:4]
+        dKa = (self._eps_E_eps @ dSa[:, 4:13]).reshape(nb, 3, 3, _K)
+        du = np.zeros((nb, 3, _K))
+        du[:, :, :3] = -_hat(eta_b)                                        # d(Rᵀη)/ds = (Rᵀη)^
+        du[:, :, 9:] = np.eye(3)
+        dw = np.zeros((nb, 3, _K))
+        dw[:, :, 6:9] = np.eye(3)
+        dEu = Ed @ du
+        dforce = -(dEu + Ed @ _cross_t(w_, dw, rbar, drbar))
+        dtorque = -_cross_t(rbar, drbar, Eu, dEu) + (w_[:, None, None, :] @ dKa)[:, :, 0] + Ka @ dw
+        if P != 0.0:
+            dforce, dtorque = dforce - P * dSa[:, 13:16], dtorque - P * dSa[:, 16:19]
+        D = np.where(has[:, None, None], np.concatenate([dtorque, dforce], axis=1), 0.0)
+        return E, D
 
-        # -- wind on the emerged patches --------------------------------------------------------------
-        r = cut.emerged_position.reshape(nB, P, 3)
-        dA = cut.emerged_area.reshape(nB, P)
-        dr = tan.emerged_position.reshape(nB, P, 3, 6)
-        ddA = tan.emerged_area.reshape(nB, P, 6)
-        wb, dwb = body(np.broadcast_to(self.wind.velocity, (nB, 3)))
-        ub = wb - v_
-        dub = dwb - np.concatenate([zero3, zero3, zero3, eye3], axis=-1)
-        speed = np.linalg.norm(ub, axis=-1)
+    def _wind_sums(self, R, xi, split, tangents):
+        """Wind on the emerged patches, face by face (a face's patches share its normal n_f): with E_f and F_f its
+        emerged area and first moment, c = ½ρ_air C_d, u_b = Rᵀw − v, ê = u_b/|u_b| and w_f = max(0, −n_f·ê),
+        force = c|u_b| u_b Σ w_f E_f, torque = c|u_b| (Σ w_f F_f) × u_b."""
+        nb = len(R)
+        hull, dry = self.hull, split.dry
+        bi, fi = split.bi, split.fi
+        area, pos = split.emerged_area, split.emerged_position
+        EF_r = np.concatenate([(area[:, 0] + area[:, 1])[:, None], np.einsum("ns,nsi->ni", area, pos)], axis=1)
+        wb = (self.wind.velocity[None, None, :] @ R)[:, 0]                  # Rᵀw
+        ub = wb - xi[:, 3:]
+        speed = np.sqrt((ub * ub).sum(axis=1))
         moving = speed > 0
         sp = np.where(moving, speed, 1.0)
         e = ub / sp[:, None]
-        de = (dub - e[:, :, None] * np.einsum("bi,bik->bk", e, dub)[:, None, :]) / sp[:, None, None]
-        cosine = -np.einsum("bpi,bi->bp", nrm, e)
+        cosine = -e @ hull.face_normal.T                                   # (nb, m)
         cw = np.maximum(cosine, 0.0)
-        wgt = cw * dA
-        a = wgt.sum(-1)
-        q = np.einsum("bp,bpi->bi", wgt, r)
-        # ∂max(0, c)/∂c: 1 where lit, 0 where shaded, and a ramp ½ + c/(2δ) across the kink for patches
-        # (nearly) edge-on to the wind, |c| < δ (the topsides of a boat heading straight into the wind): the
-        # central difference of step δ, so that (nearly) mirror-symmetric states get the symmetric
-        # derivative instead of a one-sided one picked by round-off.
-        lit = np.clip(0.5 + cosine / (2 * _EDGE_ON), 0.0, 1.0) * dA
-        mvec = np.einsum("bp,bpi->bi", lit, nrm)                                   # Σ_lit dA_i n_i
-        Qm = np.einsum("bpi,bpj->bij", lit[..., None] * r, nrm)                    # Σ_lit dA_i r_i n_iᵀ
-        da = -np.einsum("bi,bik->bk", mvec, de) + pad(np.einsum("bp,bpk->bk", cw, ddA))
-        dq = (-np.einsum("bij,bjk->bik", Qm, de) + pad(np.einsum("bp,bpk,bpi->bik", cw, ddA, r)
-                                                        + np.einsum("bp,bpik->bik", wgt, dr)))
+        cw_r = cw[bi, fi][:, None]
+        aq = np.where(dry, cw, 0.0) @ self._wind_table[:, :4] + split.row_sum(cw_r * EF_r)   # Σ w_f (E_f, F_f)
+        a, q = aq[:, 0], aq[:, 1:]
         c = 0.5 * self.wind.rho * self.wind.drag
-        dspeed = np.einsum("bi,bik->bk", e, dub)
         Fw = c * (speed * a)[:, None] * ub
+        qxu = _cross(q, ub)
+        Tw = c * speed[:, None] * qxu
+        on = moving & (a > 0)
+        E = np.where(on[:, None], np.concatenate([Tw, Fw], axis=1), 0.0)
+        if not tangents:
+            return E, None
+        dub = np.zeros((nb, 3, _K))
+        dub[:, :, :3] = _hat(wb)
+        dub[:, :, 9:] = -np.eye(3)
+        dspeed = (e[:, None, :] @ dub)[:, 0]
+        de = (dub - e[:, :, None] * dspeed[:, None, :]) / sp[:, None, None]
+        # ∂max(0, c)/∂c: 1 where lit, 0 where shaded, and a ramp ½ + c/(2δ) across the kink for faces (nearly)
+        # edge-on to the wind, |c| < δ (the topsides of a boat heading straight into the wind): the central
+        # difference of step δ, so that (nearly) mirror-symmetric states get the symmetric derivative instead of
+        # a one-sided one picked by round-off.
+        lit = np.clip(0.5 + cosine / (2 * _EDGE_ON), 0.0, 1.0)
+        n_r = hull.face_normal[fi]
+        lit_r = lit[bi, fi][:, None]
+        mQ = np.where(dry, lit, 0.0) @ self._wind_table[:, 4:] + split.row_sum(
+            lit_r * np.concatenate([EF_r[:, :1] * n_r, (EF_r[:, 1:, None] * n_r[:, None, :]).reshape(-1, 9)], axis=1))
+        mvec, Qm = mQ[:, :3], mQ[:, 3:].reshape(nb, 3, 3)                 # Σ_lit E_f n_f, Σ_lit F_f n_fᵀ
+        E_t, F_t, _ = _slot_partials(split, "emerged")
+        EF_t = np.concatenate([E_t[:, None], F_t], axis=1)                # (n, 4, 2)
+        dEF = split.row_sum(cw_r[:, :, None] * (EF_t @ split.dt))        # Σ w_f (dE_f, dF_f) (nb, 4, 6)
+        da = -(mvec[:, None, :] @ de)[:, 0]
+        da[:, :6] += dEF[:, 0]
+        dq = -Qm @ de
+        dq[:, :, :6] += dEF[:, 1:]
         dFw = c * (dspeed[:, None, :] * a[:, None, None] * ub[:, :, None] + (speed * a)[:, None, None] * dub
                    + speed[:, None, None] * ub[:, :, None] * da[:, None, :])
-        qxu = np.cross(q, ub)
-        Tw = c * speed[:, None] * qxu
-        dTw = c * (dspeed[:, None, :] * qxu[:, :, None] + speed[:, None, None] * cross_t(q, dq, ub, dub))
-        wind_on = (moving & (a > 0))
-        E = E + np.where(wind_on[:, None], np.concatenate([Tw, Fw], -1), 0.0)
-        D = D + np.where(wind_on[:, None, None], np.concatenate([dTw, dFw], 1), 0.0)
-        return E, D[:, :, 0:3], D[:, :, 3:6], D[:, :, 6:12]
+        dTw = c * (dspeed[:, None, :] * qxu[:, :, None] + speed[:, None, None] * _cross_t(q, dq, ub, dub))
+        D = np.where(on[:, None, None], np.concatenate([dTw, dFw], axis=1), 0.0)
+        return E, D
 
     def _external_wrench_jacobian_fd(self, R, x, xi, d: float = 1e-6):
         """Central differences of :meth:`external_wrench` (a callable current); the 12 perturbed copies of all

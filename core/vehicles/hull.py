@@ -37,15 +37,25 @@ polygon through the cut points: the error is second order in the triangle size, 
 features smaller than the triangles (a crest between three emerged vertices) are missed —
 refine the hull with :func:`subdivide` when the waves are short compared with the mesh.
 
-Work is per (pose, face) row: a wholly wet or wholly dry face is its own patch (no cutting); only the
-faces the surface crosses are rolled, cut and split. :func:`clip_jacobian` adds the exact derivatives
-of every output with respect to the pose (forward mode, the wet/dry pattern and quad diagonals held
-fixed; the cut parameters by the implicit function theorem on φ = 0), for the boat's analytic
-wrench Jacobian.
+Work. A wholly wet or wholly dry face is its own patch (no cutting), fixed in the body frame: the
+pose-independent quantities of the faces (corners, edge midpoints, area vectors, patch moments) are
+tabulated once per hull (:class:`HullTables`), and the wet faces' volume integrals are masked sums over
+every face of a pose — on the calm plane in closed form, from per-face midpoint moments (the integrands
+are polynomials of degree ≤ 2 in the world midpoints), under a height field midpoint by midpoint. Only the
+faces the surface crosses are rows (pose, face), rolled, cut and split; a slot's area fraction, centroid and
+edge midpoints are polynomials in the two cut parameters (barycentric tables per wet/dry pattern and
+diagonal). On the plane a cut face's submerged integral is that of its tip A P Q, or the face's less its
+tip's — exact either way. :func:`clip_split` returns this compact form (the boat sums it directly) and
+:func:`clip` the dense slots. With tangents, :func:`clip_jacobian` and :func:`clip_split` add the exact
+derivatives of every output with respect to the pose (forward mode, the wet/dry pattern and quad diagonals
+held fixed; the cut parameters by the implicit function theorem on φ = 0), for the boat's analytic wrench
+Jacobian: the rigid motion of the integration points gathers into per-pose sums (:func:`_pose_tangent`),
+the cut parameters' part into per-row partials times their tangents.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -139,6 +149,43 @@ def face_areas_normals(vertices: np.ndarray, faces: np.ndarray) -> tuple[np.ndar
 
 
 @dataclass(frozen=True)
+class HullTables:
+    """What the clipping needs of a hull that does not depend on the pose, computed once per hull:
+    the body corners ``tri`` (m, 3, 3), the edge midpoints ``mids`` (3m, 3) (face-major, corner q → q + 1;
+    ``mids_t`` their transpose (3, 3m)), the area vectors ``vec`` = dA n (m, 3), the centroids ``centre``
+    (m, 3), the faces' own patch moments ``patch`` (m, 19): dA, dA c, dA c cᵀ (9, row-major), dA n,
+    dA c × n (c the centroid, n the normal), which the boat sums over the wholly wet and dry faces, and the
+    midpoint moments ``plane`` (m, 13), ``plane_z`` (m, 39) of :func:`_plane_faces`."""
+
+    tri: np.ndarray
+    mids: np.ndarray
+    mids_t: np.ndarray
+    vec: np.ndarray
+    centre: np.ndarray
+    patch: np.ndarray
+    plane: np.ndarray
+    plane_z: np.ndarray
+
+    @classmethod
+    def of(cls, v: np.ndarray, f: np.ndarray, area: np.ndarray, normal: np.ndarray) -> "HullTables":
+        tri = v[f]
+        m3 = 0.5 * (tri + tri[:, _NEXT])                                 # (m, 3 midpoints, 3)
+        centre = tri.sum(axis=1) / 3.0
+        vec = area[:, None] * normal
+        ac = area[:, None] * centre
+        patch = np.concatenate([area[:, None], ac, (ac[:, :, None] * centre[:, None, :]).reshape(-1, 9), vec,
+                                _cross(ac, normal)], axis=1)
+        # per-face midpoint moments for the calm plane (_plane_faces): 3, s_f = Σ_q m_q, S_f = Σ_q m_q m_qᵀ, and
+        # the area vector against them, a_f, a_f s_fᵀ, a_f ⊗ S_f
+        sf, Sf = m3.sum(axis=1), np.einsum("fqi,fqj->fij", m3, m3)
+        plane = np.concatenate([np.full((len(f), 1), 3.0), sf, Sf.reshape(-1, 9)], axis=1)
+        plane_z = np.concatenate([vec, (vec[:, :, None] * sf[:, None, :]).reshape(-1, 9),
+                                  (vec[:, :, None, None] * Sf[:, None]).reshape(-1, 27)], axis=1)
+        mids = m3.reshape(-1, 3)
+        return cls(tri, mids, np.ascontiguousarray(mids.T), vec, centre, patch, plane, plane_z)
+
+
+@dataclass(frozen=True)
 class Hull:
     """A closed, outward-oriented triangle mesh in the body frame (validated on construction)."""
 
@@ -148,6 +195,7 @@ class Hull:
     centroid: np.ndarray = field(init=False)
     face_area: np.ndarray = field(init=False, repr=False)
     face_normal: np.ndarray = field(init=False, repr=False)
+    tables: "HullTables" = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         v, f = validate_mesh(self.vertices, self.faces)
@@ -159,6 +207,7 @@ class Hull:
         object.__setattr__(self, "centroid", cen)
         object.__setattr__(self, "face_area", area)
         object.__setattr__(self, "face_normal", normal)
+        object.__setattr__(self, "tables", HullTables.of(v, f, area, normal))
 
     @property
     def area(self) -> float:
@@ -553,12 +602,144 @@ _SLOTS = np.array([
 ], dtype=np.intp)                                                                    # (2, 4, 2, 2, 3)
 
 
+# The slots as functions of the cut parameters t₁ = t_AB, t₂ = t_AC. A point of a cut face is A + u (B − A) +
+# v (C − A); the bank's corners have (u, v) = A (0, 0), B (1, 0), C (0, 1), P (t₁, 0), Q (0, t₂), so a slot's
+# centroid and its edge midpoints are affine in (t₁, t₂), and its area over its face's area is the determinant of
+# its corners' barycentric coordinates — bilinear, c₀ + c₁t₁ + c₂t₂ + c₃t₁t₂, since a slot has at most one corner
+# on each cut edge. Every such quantity is a row of coefficients on the basis (1, t₁, t₂, t₁t₂), per pattern
+# key = 2 (count − 1) + diagonal: _SLOT_TABLE (4 keys × 4 basis, 52) holds, per side and slot, the fraction (4),
+# the centroid's u and v (4 + 4), the fraction's ∂/∂t₁ and ∂/∂t₂ (4 + 4) and ∂u/∂t₁, ∂v/∂t₂ (4 + 4), then per
+# submerged slot and edge midpoint its u and v (6 + 6) and ∂u/∂t₁, ∂v/∂t₂ (6 + 6).
+def _bank_bary(t1: float, t2: float) -> np.ndarray:
+    return np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1 - t1, t1, 0.0], [1 - t2, 0.0, t2]])
+
+
+def _slot_table() -> np.ndarray:
+    sl = _SLOTS[:, 1:3].transpose(1, 2, 0, 3, 4).reshape(4, 2, 2, 3)   # (key, side, slot, corner)
+    f = [[np.linalg.det(_bank_bary(t1, t2)[sl]) for t2 in (0.0, 1.0)] for t1 in (0.0, 1.0)]
+    c = np.rint(np.stack([f[0][0], f[1][0] - f[0][0], f[0][1] - f[0][0], f[1][1] - f[1][0] - f[0][1] + f[0][0]],
+                         axis=-1))                                    # exact integers (key, side, slot, basis)
+    uv = np.stack([(sl == k).astype(float) for k in (1, 3, 2, 4)], axis=-1)   # corners' (u₀, u₁, v₀, v₁)
+    cen, mid = uv.mean(axis=-2), 0.5 * (uv + uv[..., _NEXT, :])[:, 0]   # centroids; submerged edge midpoints
+    zero = np.zeros(cen.shape[:-1])
+    on = lambda *b: np.stack(b, axis=-1).reshape(4, -1, 4)  # noqa: E731  coefficients of (1, t₁, t₂, t₁t₂)
+    zm = np.zeros(mid.shape[:-1])
+    parts = [c.reshape(4, -1, 4), on(cen[..., 0], cen[..., 1], zero, zero), on(cen[..., 2], zero, cen[..., 3], zero),
+             on(c[..., 1], zero, c[..., 3], zero), on(c[..., 2], c[..., 3], zero, zero),
+             on(cen[..., 1], zero, zero, zero), on(cen[..., 3], zero, zero, zero),
+             on(mid[..., 0], mid[..., 1], zm, zm), on(mid[..., 2], zm, mid[..., 3], zm),
+             on(mid[..., 1], zm, zm, zm), on(mid[..., 3], zm, zm, zm)]
+    return np.concatenate(parts, axis=1).transpose(0, 2, 1).reshape(16, -1)
+
+
+_SLOT_TABLE = _slot_table()                           # (16, 52)
+_SLOT_VALUES = np.ascontiguousarray(_SLOT_TABLE[:, :12])      # the fractions and centroids
+_SLOT_MIDPOINTS = np.ascontiguousarray(_SLOT_TABLE[:, 28:])   # the submerged midpoints (a height field's)
+_SLOT_PARTIALS = np.ascontiguousarray(_SLOT_TABLE[:, 12:28])  # the partials in t (tangents)
+
+
+@dataclass(frozen=True)
+class ClipSplit:
+    """:func:`clip` in compact form, for the boat's sums over patches (``Boat.external_wrench``).
+
+    Per pose (the batch flattened to nb poses): ``volume`` (nb,) m³, ``moment`` (nb, 3) = V x̄ (zero when
+    dry) and ``centroid`` (nb, 3) (x where nothing is wet). The wholly wet faces (``full`` (nb, m)) and the
+    wholly dry ones (``dry``) are their own patches — the face itself, fixed in the body frame. The n faces
+    the surface cuts are rows (pose ``bi``, face ``fi``, sorted by pose) with two submerged and two emerged
+    slots: ``*_area`` (n, 2), body ``*_position`` (n, 2, 3) (empty slots: zero area at the corner alone on
+    its side). With tangents: ``d_volume`` (nb, 6) and ``d_moment`` (nb, 3, 6) in the pose directions of
+    :class:`ClippedTangent`, and the slots' partials in the cut parameters t = (t_AB, t_AC): ``*_area_t``
+    (n, 2, 2) and, as the slots slide along the body edges ``edges`` (n, 2, 3) = (B − A, C − A),
+    ∂position/∂t_j = ``*_slide``[…, j] · edges[j] (``*_slide`` (n, 2, 2)); ``dt`` (n, 2, 6) are the cut
+    parameters' pose tangents: d(slot) = Σ_j ∂(slot)/∂t_j dt_j.
+    """
+
+    hull: Hull
+    batch: tuple[int, ...]
+    volume: np.ndarray
+    moment: np.ndarray
+    centroid: np.ndarray
+    full: np.ndarray
+    dry: np.ndarray
+    bi: np.ndarray
+    fi: np.ndarray
+    submerged_area: np.ndarray
+    submerged_position: np.ndarray
+    emerged_area: np.ndarray
+    emerged_position: np.ndarray
+    d_volume: np.ndarray | None = None
+    d_moment: np.ndarray | None = None
+    submerged_area_t: np.ndarray | None = None
+    submerged_slide: np.ndarray | None = None
+    emerged_area_t: np.ndarray | None = None
+    emerged_slide: np.ndarray | None = None
+    edges: np.ndarray | None = None
+    dt: np.ndarray | None = None
+    stage: dict = field(default_factory=dict, repr=False, compare=False)   # for clip_split(values=…)
+
+    @cached_property
+    def _starts(self) -> np.ndarray:
+        return np.flatnonzero(np.diff(self.bi, prepend=-1))            # first row of each pose with rows
+
+    def row_sum(self, v: np.ndarray) -> np.ndarray:
+        """Σ over every pose's cut rows of per-row values v (n, …) → (nb, …) (rows are sorted by pose)."""
+        return _row_sum(v, self.bi, len(self.volume), self._starts)
+
+    def _dense(self, whole: np.ndarray, area: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(…, m, 2) slots of one side: a face wholly on it is slot 0, other empty slots sit at its first corner."""
+        nb, m = whole.shape
+        tab = self.hull.tables
+        p = np.empty((nb, m, 2, 3))
+        p[:, :, 1] = tab.tri[:, 0]
+        p[:, :, 0] = np.where(whole[..., None], tab.centre, tab.tri[:, 0])
+        a = np.zeros((nb, m, 2))
+        a[:, :, 0] = np.where(whole, self.hull.face_area, 0.0)
+        p[self.bi, self.fi] = pos
+        a[self.bi, self.fi] = area
+        return p, a
+
+    def clipped(self) -> Clipped:
+        """The :class:`Clipped` of these poses (batch shape restored)."""
+        sp, sa = self._dense(self.full, self.submerged_area, self.submerged_position)
+        ep, ea = self._dense(self.dry, self.emerged_area, self.emerged_position)
+        normal = np.broadcast_to(self.hull.face_normal[:, None, :], self.batch + sa.shape[1:] + (3,))
+        shape = lambda a: a.reshape(self.batch + a.shape[1:])  # noqa: E731
+        return Clipped(shape(self.volume), shape(self.centroid), shape(sp), normal, shape(sa), shape(ep), normal,
+                       shape(ea))
+
+    def tangent(self) -> ClippedTangent:
+        """The dense :class:`ClippedTangent` (needs ``tangents``)."""
+        nb, m = self.full.shape
+        move = self.edges[:, :, :, None] * self.dt[:, :, None, :]         # (n, t, 3, 6): edge_j ⊗ dt_j
+
+        def dense(area_t, slide):
+            dp, da = np.zeros((nb, m, 2, 3, 6)), np.zeros((nb, m, 2, 6))
+            dp[self.bi, self.fi] = np.einsum("nsj,njik->nsik", slide, move)
+            da[self.bi, self.fi] = area_t @ self.dt
+            return dp, da
+
+        sp, sa = dense(self.submerged_area_t, self.submerged_slide)
+        ep, ea = dense(self.emerged_area_t, self.emerged_slide)
+        return ClippedTangent(self.batch_shape(self.d_volume), self.batch_shape(self.d_moment), self.batch_shape(sp),
+                              self.batch_shape(sa), self.batch_shape(ep), self.batch_shape(ea))
+
+    def batch_shape(self, a: np.ndarray) -> np.ndarray:
+        return a.reshape(self.batch + a.shape[1:])
+
+
+def _row_sum(v: np.ndarray, bi: np.ndarray, nb: int, starts: np.ndarray) -> np.ndarray:
+    out = np.zeros((nb,) + v.shape[1:])
+    if len(bi):
+        out[bi[starts]] = np.add.reduceat(v, starts, axis=0)
+    return out
+
+
 def clip(hull: Hull, R: np.ndarray, x: np.ndarray, surface: HeightField | None = None) -> Clipped:
     """Split the hull at pose (R, x) (batch shape …) by the water surface z = h(x, y) (h ≡ 0 if None).
 
     See the module docstring for the method; volume in m³, multiply by ρ = 1000 kg/m³ for Π_s.
     """
-    return _clip(hull, R, x, surface, False)[0]
+    return clip_split(hull, R, x, surface).clipped()
 
 
 @dataclass(frozen=True)
@@ -588,113 +769,122 @@ def clip_jacobian(hull: Hull, R: np.ndarray, x: np.ndarray,
     x = np.asarray(x, dtype=float)
     if R.ndim != 3 or x.shape != (R.shape[0], 3):
         raise ValueError(f"clip_jacobian: R must be (B, 3, 3) and x (B, 3), got {R.shape} and {x.shape}")
-    return _clip(hull, R, x, surface, True)
+    split = clip_split(hull, R, x, surface, True)
+    return split.clipped(), split.tangent()
 
 
 _GRAD_STEP = 1e-6
 
 
-def _height_grad(surface: HeightField | None, p: np.ndarray) -> np.ndarray:
-    """∇h (…, 2) at points p (…, 3) (zero for the calm plane; central differences of h otherwise)."""
-    if surface is None:
-        return np.zeros(p.shape[:-1] + (2,))
+def _surface_grad(surface: HeightField, px: np.ndarray, py: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """∇h at points (px, py) by central differences of h (step _GRAD_STEP)."""
     d = _GRAD_STEP
-    px, py = p[..., 0], p[..., 1]
     gx = (np.asarray(surface(px + d, py), float) - np.asarray(surface(px - d, py), float)) / (2 * d)
     gy = (np.asarray(surface(px, py + d), float) - np.asarray(surface(px, py - d), float)) / (2 * d)
-    return np.stack(np.broadcast_arrays(gx, gy), axis=-1) * np.ones(p.shape[:-1] + (1,))
+    return np.broadcast_to(gx, px.shape), np.broadcast_to(gy, px.shape)
 
 
-def _world_tangent(R: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """d(R p + x) for a fixed body point p (…, 3), R broadcast (…, 3, 3): (…, 3, 6) = [R (e_j × p) | e_j]."""
-    zero = np.zeros(p.shape[:-1])
-    # e_j × p as columns j: −p̂
-    neg_hat = np.stack([np.stack([zero, p[..., 2], -p[..., 1]], -1),
-                        np.stack([-p[..., 2], zero, p[..., 0]], -1),
-                        np.stack([p[..., 1], -p[..., 0], zero], -1)], axis=-2)
-    rot = np.einsum("...ik,...kj->...ij", R, neg_hat)
-    return np.concatenate([rot, np.broadcast_to(np.eye(3), rot.shape)], axis=-1)
+def _integrands(px: np.ndarray, py: np.ndarray, pz: np.ndarray, surface: HeightField | None, tangents: bool):
+    """The midpoint-rule integrands of (V, V x̄, V ȳ, V z̄) at world points (module docstring), J (4, …), and
+    with tangents their derivatives in the point's world coordinates as distinct ``planes`` (k, …) and ``pairs``
+    [(o, c, plane)]: ∂J_o/∂p_c is the sum of its pairs' planes (g = p_z − h, ∂g/∂p = (−h_x, −h_y, 1))."""
+    if surface is None:
+        h, g = 0.0, pz
+        J = np.stack([pz, px * pz, py * pz, 0.5 * pz * pz])
+    else:
+        h = np.broadcast_to(np.asarray(surface(px, py), dtype=float), px.shape)
+        g = pz - h
+        J = np.stack([g, px * g, py * g, 0.5 * (pz * pz - h * h)])
+    if not tangents:
+        return J, None, None
+    one = np.ones(px.shape)
+    planes = [one, px, py, g]
+    pairs = [(0, 2, 0), (1, 2, 1), (2, 2, 2), (1, 0, 3), (2, 1, 3), (3, 2, 3)]   # g = p_z on the plane
+    if surface is not None:
+        hx, hy = _surface_grad(surface, px, py)
+        pairs[-1] = (3, 2, 4)
+        planes.append(pz)
+        for o, psi in enumerate((one, px, py, h)):
+            pairs += [(o, 0, len(planes)), (o, 1, len(planes) + 1)]
+            planes += [-hx * psi, -hy * psi]
+    return J, np.stack(planes), pairs
 
 
-def _cut_tangent(Aw: np.ndarray, Bw: np.ndarray, dA: np.ndarray, dB: np.ndarray, t: np.ndarray,
-                 active: np.ndarray, surface: HeightField | None) -> np.ndarray:
-    """dt (…, 6) of the cut parameter t on a→b with ψ(t) = h(p(t)) − p_z(t) = 0 (implicit function theorem)."""
-    p = Aw + t[..., None] * (Bw - Aw)
-    dp = dA + t[..., None, None] * (dB - dA)                                # (…, 3, 6)
-    gh = _height_grad(surface, p)
-    e = Bw - Aw
-    psi_t = gh[..., 0] * e[..., 0] + gh[..., 1] * e[..., 1] - e[..., 2]
-    psi_p = gh[..., 0, None] * dp[..., 0, :] + gh[..., 1, None] * dp[..., 1, :] - dp[..., 2, :]
-    ok = active & (psi_t != 0)
-    return np.where(ok[..., None], -psi_p / np.where(ok, psi_t, 1.0)[..., None], 0.0)
+def _wet_faces(tab: HullTables, Rf: np.ndarray, xf: np.ndarray, full: np.ndarray, a3: np.ndarray,
+               surface: HeightField | None, tangents: bool):
+    """The sums of the wholly wet faces (every face at once, masked): (V, V x̄) (nb, 4) and, with tangents,
+    the rigid-motion sums (U, X, Z) of :func:`_pose_tangent`."""
+    nb, m = full.shape
+    P = np.matmul(Rf, tab.mids_t) + xf[:, :, None]                       # (nb, 3, 3m) world edge midpoints
+    W = np.repeat(np.where(full, a3, 0.0) / 3.0, 3, axis=1)              # n_z dA / 3 at each midpoint
+    J, planes, pairs = _integrands(P[:, 0], P[:, 1], P[:, 2], surface, tangents)   # (4, nb, 3m)
+    out = (J * W).sum(axis=-1).T                                         # (nb, 4)
+    if not tangents:
+        return out, None
+    C = planes * W                                                       # (planes, nb, 3m)
+    U, X = _pair_sums(pairs, np.matmul(C, tab.mids).transpose(1, 0, 2), C.sum(axis=-1).T)   # Σ_q C_q m_q, Σ_q C_q
+    Jf = J.reshape(4, nb, m, 3).sum(axis=-1) * np.where(full, 1.0 / 3.0, 0.0)
+    Z = np.matmul(Jf, tab.vec).transpose(1, 0, 2)                        # Σ_f (Σ_q J_q / 3) a_f (nb, 4, 3)
+    return out, (U, X, Z)
 
 
-def _cross2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a × b over axis −2 (vectors (…, 3, K), broadcasting)."""
-    return np.stack([a[..., 1, :] * b[..., 2, :] - a[..., 2, :] * b[..., 1, :],
-                     a[..., 2, :] * b[..., 0, :] - a[..., 0, :] * b[..., 2, :],
-                     a[..., 0, :] * b[..., 1, :] - a[..., 1, :] * b[..., 0, :]], axis=-2)
+def _plane_faces(tab: HullTables, Rf: np.ndarray, xf: np.ndarray, full: np.ndarray, a3: np.ndarray,
+                 tangents: bool):
+    """:func:`_wet_faces` for the calm plane h ≡ 0 in closed form: the midpoint rule's integrands are then
+    polynomials of degree ≤ 2 in the world midpoints p_q = R m_q + x, so every sum over the wet faces is one of
+    the weighted body moments w₀ = Σ w_q, s = Σ w_q m_q, S = Σ w_q m_q m_qᵀ (w_q = (R a_f)_z/3 on the wet faces),
+    or for Z of Σ_f (1/3) a_f ⊗ (3, s_f, S_f): one product with per-face tables (``HullTables.plane``)."""
+    nb = len(Rf)
+    mo = np.where(full, a3, 0.0) @ (tab.plane / 3.0)                      # (nb, 13): w₀, s, S
+    w0, s, S = mo[:, 0], mo[:, 1:4], mo[:, 4:].reshape(nb, 3, 3)
+    Rs = (Rf @ s[:, :, None])[..., 0]
+    mu1 = Rs + w0[:, None] * xf                                           # Σ w p
+    half = (Rs + 0.5 * w0[:, None] * xf)[:, :, None] * xf[:, None, :]
+    mu2 = Rf @ S @ Rf.transpose(0, 2, 1) + half + np.swapaxes(half, 1, 2)   # Σ w p pᵀ
+    out = np.stack([mu1[:, 2], mu2[:, 0, 2], mu2[:, 1, 2], 0.5 * mu2[:, 2, 2]], axis=1)
+    if not tangents:
+        return out, None
+    r = Rf                                                                # rows R_x, R_y, R_z
+    Sr = S @ r.transpose(0, 2, 1)                                        # columns S R_c (nb, 3, 3)
+    U, X = np.zeros((nb, 4, 3, 3)), np.zeros((nb, 4, 3))
+    for o in range(3):                                                    # Σ w p_o m (o = x, y, z)
+        U[:, o + 1 if o < 2 else 3, 2] = Sr[:, :, o] + xf[:, o, None] * s
+    U[:, 0, 2] = s
+    U[:, 1, 0] = U[:, 2, 1] = U[:, 3, 2]                                  # Σ w g m = Σ w p_z m
+    X[:, 0, 2] = w0
+    X[:, 1, 2], X[:, 2, 2], X[:, 3, 2] = mu1[:, 0], mu1[:, 1], mu1[:, 2]
+    X[:, 1, 0] = X[:, 2, 1] = mu1[:, 2]
+    mz = np.where(full, 1.0 / 3.0, 0.0) @ tab.plane_z                     # Σ_f (1/3) a_f ⊗ (1, s_f, S_f)
+    al0, al1, al2 = mz[:, :3], mz[:, 3:12].reshape(nb, 3, 3), mz[:, 12:].reshape(nb, 3, 3, 3)
+    r3, xz = r[:, 2], xf[:, 2, None]
+    al1_r3 = (al1 @ r3[:, :, None])[..., 0]                               # Σ (1/3) a (s_f·R_z)
+    al2_r3 = al2 @ r3[:, None, :, None]                                   # (nb, 3, 3, 1): Σ (1/3) a (S_f R_z)
+    Z = np.empty((nb, 4, 3))
+    Z[:, 0] = al1_r3 + 3.0 * xz * al0                                     # Σ_q p_z = s_f·R_z + 3 x_z
+    for o in range(2):                                                    # Σ_q p_o p_z
+        ro, xo = r[:, o], xf[:, o, None]
+        Z[:, o + 1] = ((ro[:, None, None, :] @ al2_r3)[..., 0, 0] + xo * al1_r3
+                       + xz * (al1 @ ro[:, :, None])[..., 0] + 3.0 * xo * xz * al0)
+    Z[:, 3] = 0.5 * (r3[:, None, None, :] @ al2_r3)[..., 0, 0] + xz * al1_r3 + 1.5 * xz * xz * al0
+    return out, (U, X, Z)
 
 
-def _volume_tangent(d_nz: np.ndarray, d_mids: np.ndarray, mids: np.ndarray, g: np.ndarray, h_mid: np.ndarray,
-                    w: np.ndarray, surface: HeightField | None) -> tuple[np.ndarray, np.ndarray]:
-    """Tangents (n, 6) and (n, 3, 6) of the midpoint-rule volume and moment sums (module docstring) over the
-    slots s of rows n: d_nz (n, s, 6) of n_z dA, d_mids (n, s, 3, 3, 6) of the world edge midpoints."""
-    gh = _height_grad(surface, mids)                                      # (n, s, 3, 2)
-    d_w = d_nz[:, :, None, :] / 3.0
-    d_h = gh[..., 0, None] * d_mids[..., 0, :] + gh[..., 1, None] * d_mids[..., 1, :]
-    d_g = d_mids[..., 2, :] - d_h
-    d_vol = np.einsum("nsqj,nsq->nj", d_w, g) + np.einsum("nsq,nsqj->nj", w, d_g)
-    integrands = np.stack([mids[..., 0] * g, mids[..., 1] * g, 0.5 * (mids[..., 2] ** 2 - h_mid**2)], axis=-1)
-    d_int = np.stack([d_mids[..., 0, :] * g[..., None] + mids[..., 0, None] * d_g,
-                      d_mids[..., 1, :] * g[..., None] + mids[..., 1, None] * d_g,
-                      mids[..., 2, None] * d_mids[..., 2, :] - h_mid[..., None] * d_h], axis=-2)
-    d_mom = np.einsum("nsqj,nsqk->nkj", d_w, integrands) + np.einsum("nsq,nsqkj->nkj", w, d_int)
-    return d_vol, d_mom
+_TIP_U = np.array([[[1.0, 1.0, 0.0]]])   # the tip A P Q's edge midpoints: u / t₁ …
+_TIP_V = np.array([[[0.0, 1.0, 1.0]]])   # … and v / t₂, times ½
 
 
-def _clip(hull: Hull, R: np.ndarray, x: np.ndarray, surface: HeightField | None,
-          tangents: bool) -> tuple[Clipped, ClippedTangent | None]:
-    R = np.asarray(R, dtype=float)
-    x = np.asarray(x, dtype=float)
-    batch = np.broadcast_shapes(R.shape[:-2], x.shape[:-1])
-    nb = int(np.prod(batch, dtype=np.int64))
-    Rf = np.broadcast_to(R, batch + (3, 3)).reshape(nb, 3, 3)
-    xf = np.broadcast_to(x, batch + (3,)).reshape(nb, 3)
-    Vb = hull.vertices                                                   # (n, 3)
-    F = hull.faces
-    m = len(F)
-    Vw = np.einsum("bij,nj->bni", Rf, Vb) + xf[:, None, :]               # (nb, n, 3)
-    phi_v = _height(surface, Vw) - Vw[..., 2]                            # (nb, n) depth below surface
-    wet = phi_v[:, F] > 0                                                 # (nb, m, 3)
-    count = wet.sum(axis=-1)
+def _cut_faces(hull: Hull, Vw: np.ndarray, phi_v: np.ndarray, wet: np.ndarray, count: np.ndarray,
+               a3: np.ndarray, surface: HeightField | None) -> dict:
+    """The faces the surface cuts, one row each (pose, face): their slots (``area`` (n, side, slot), body
+    ``position`` (n, side, slot, 3)), the midpoint-rule sums of their submerged parts ``sums`` (n, 4), and the
+    geometry :func:`_cut_tangents` differentiates.
 
-    # wholly wet (count 3) and wholly dry (count 0) faces: the face itself is the patch
-    tri_w = Vw[:, F]                                                      # (nb, m, 3 corners, 3)
-    mids_f = 0.5 * (tri_w + tri_w[:, :, _NEXT])                           # (nb, m, 3, 3)
-    h_f = _height(surface, mids_f)
-    g_f = mids_f[..., 2] - h_f
-    face_vec = hull.face_area[:, None] * hull.face_normal                  # body area vectors (m, 3)
-    w_f = np.repeat((Rf[:, 2, :] @ face_vec.T)[..., None] / 3.0, 3, axis=-1)   # n_z dA / 3 (nb, m, 3)
-    int_f = np.stack([mids_f[..., 0] * g_f, mids_f[..., 1] * g_f, 0.5 * (mids_f[..., 2] ** 2 - h_f**2)], axis=-1)
-    full = count == 3
-    vol_face = np.where(full, (w_f * g_f).sum(axis=-1), 0.0)              # (nb, m)
-    mom_face = np.where(full[..., None], np.einsum("bfq,bfqk->bfk", w_f, int_f), 0.0)
-    tri_b = Vb[F]                                                         # (m, 3, 3)
-    # empty slots sit at corner A (the first face corner) with zero area, as the cut faces' do
-    sub_pos = np.broadcast_to(tri_b[:, None, 0, :], (nb, m, 2, 3)).copy()
-    emr_pos = sub_pos.copy()
-    sub_area = np.zeros((nb, m, 2))
-    emr_area = np.zeros((nb, m, 2))
-    centre_f = tri_b.sum(axis=1) / 3.0
-    sub_pos[:, :, 0] = np.where(full[..., None], centre_f, sub_pos[:, :, 0])
-    sub_area[:, :, 0] = np.where(full, hull.face_area, 0.0)
-    dry = count == 0
-    emr_pos[:, :, 0] = np.where(dry[..., None], centre_f, emr_pos[:, :, 0])
-    emr_area[:, :, 0] = np.where(dry, hull.face_area, 0.0)
-
-    # faces cut by the surface (count 1 or 2), on their own rows (batch, face)
+    On the calm plane the submerged part of a face is its tip A P Q (one corner wet) or the face less its tip
+    (the face then counts among the wet faces of :func:`_plane_faces`), integrated exactly either way; under a
+    height field, its submerged slots."""
+    F, Vb = hull.faces, hull.vertices
     bi, fi = np.nonzero((count == 1) | (count == 2))
+    n = len(bi)
     cnt = count[bi, fi]
     wr = wet[bi, fi]
     odd = np.where(cnt == 1, np.argmax(wr, axis=-1), np.argmin(wr, axis=-1))
@@ -702,101 +892,170 @@ def _clip(hull: Hull, R: np.ndarray, x: np.ndarray, surface: HeightField | None,
     cw = Vw[bi[:, None], rolled]                                          # (n, 3, 3) world corners
     cb = Vb[rolled]
     ph = phi_v[bi[:, None], rolled]
-    A, B, C = (np.concatenate([cw[:, k], cb[:, k]], axis=-1) for k in range(3))   # (n, 6) world | body
     # cut points P on AB and Q on AC (the odd vertex A is alone on its side of the surface)
     sgn = np.where(cnt == 1, 1.0, -1.0)
-    s_ab = _cut(A[:, :3], B[:, :3], ph[:, 0], ph[:, 1], sgn, surface)
-    s_ac = _cut(A[:, :3], C[:, :3], ph[:, 0], ph[:, 2], sgn, surface)
-    P, Q = A + s_ab[:, None] * (B - A), A + s_ac[:, None] * (C - A)
-    bank = np.stack([A, B, C, P, Q], axis=1)                              # (n, 5, 6)
+    t1 = _cut(cw[:, 0], cw[:, 1], ph[:, 0], ph[:, 1], sgn, surface)
+    t2 = _cut(cw[:, 0], cw[:, 2], ph[:, 0], ph[:, 2], sgn, surface)
+    a_w, eb_w, ec_w = cw[:, 0], cw[:, 1] - cw[:, 0], cw[:, 2] - cw[:, 0]
+    a_b, eb_b, ec_b = cb[:, 0], cb[:, 1] - cb[:, 0], cb[:, 2] - cb[:, 0]
+    Pw, Qw = a_w + t1[:, None] * eb_w, a_w + t2[:, None] * ec_w
     # the quad PBCQ is split along its shorter diagonal (a mirror-invariant choice)
-    cp, bq = C[:, :3] - P[:, :3], B[:, :3] - Q[:, :3]
-    long_pc = (cp * cp).sum(axis=-1) > (bq * bq).sum(axis=-1)
-    sel = np.moveaxis(_SLOTS[:, cnt, long_pc.astype(np.intp)], 0, 1).reshape(-1, 12)   # (n, 12)
-    parts = np.take_along_axis(bank, sel[:, :, None], axis=1).reshape(-1, 2, 2, 3, 6)  # side, slot, corner
-    sub_w, sub_b, emr_b = parts[:, 0, :, :, :3], parts[:, 0, :, :, 3:], parts[:, 1, :, :, 3:]
-    # volume integrals over the submerged triangles (three-edge-midpoint rule)
-    area_vec = 0.5 * _cross(sub_w[:, :, 1] - sub_w[:, :, 0], sub_w[:, :, 2] - sub_w[:, :, 0])   # (n, 2, 3)
-    mids = 0.5 * (sub_w + sub_w[:, :, _NEXT])                             # (n, 2, 3, 3)
-    h_mid = _height(surface, mids)
-    g = mids[..., 2] - h_mid
-    w = area_vec[..., 2, None] / 3.0                                      # midpoint-rule weights (n, 2, 3)
-    integrands = np.stack([mids[..., 0] * g, mids[..., 1] * g, 0.5 * (mids[..., 2] ** 2 - h_mid**2)], axis=-1)
-    vol_face[bi, fi] = np.einsum("nsq,nsq->n", w, g)
-    mom_face[bi, fi] = np.einsum("nsq,nsqk->nk", w, integrands)
-    cut_area = np.sqrt((area_vec * area_vec).sum(axis=-1))                # rotation keeps areas
-    sub_area[bi, fi] = cut_area
-    sub_pos[bi, fi] = sub_b.sum(axis=2) / 3.0
-    emr_vec = _cross(emr_b[:, :, 1] - emr_b[:, :, 0], emr_b[:, :, 2] - emr_b[:, :, 0])
-    emr_norm = np.sqrt((emr_vec * emr_vec).sum(axis=-1))
-    emr_area[bi, fi] = 0.5 * emr_norm
-    emr_pos[bi, fi] = emr_b.sum(axis=2) / 3.0
+    cp, bq = cw[:, 2] - Pw, cw[:, 1] - Qw
+    diag = np.einsum("ni,ni->n", cp, cp) > np.einsum("ni,ni->n", bq, bq)
+    # the slots' polynomials in t, one product: the row's pattern (one-hot) times its basis (1, t₁, t₂, t₁t₂)
+    basis = np.zeros((n, 16))
+    basis[np.arange(n)[:, None], 4 * (2 * (cnt - 1) + diag)[:, None] + np.arange(4)] = np.stack(
+        [np.ones(n), t1, t2, t1 * t2], axis=1)
+    sv = basis @ _SLOT_VALUES
+    frac = sv[:, :4].reshape(n, 2, 2)                                     # (n, side, slot)
+    dA_f = hull.face_area[fi][:, None, None]
+    u, v = sv[:, 4:8, None], sv[:, 8:12, None]                            # centroids A + u (B − A) + v (C − A)
+    out = {"bi": bi, "fi": fi, "area": frac * dA_f, "basis": basis,
+           "position": (a_b[:, None] + u * eb_b[:, None] + v * ec_b[:, None]).reshape(n, 2, 2, 3)}
+    # the submerged part's triangles: fractions of the face (n, k) and edge midpoints A + u (B − A) + v (C − A)
+    if surface is None:
+        sg = sgn[:, None]
+        T1, T2 = t1[:, None, None], t2[:, None, None]
+        vfrac, vdfrac = sg * (t1 * t2)[:, None], np.stack([sg * t2[:, None], sg * t1[:, None]], axis=-1)
+        mu, mv, du, dv = 0.5 * T1 * _TIP_U, 0.5 * T2 * _TIP_V, 0.5 * _TIP_U, 0.5 * _TIP_V
+    else:
+        sp, sm = basis @ _SLOT_PARTIALS, basis @ _SLOT_MIDPOINTS
+        vfrac, vdfrac = frac[:, 0], np.stack([sp[:, 0:2], sp[:, 4:6]], axis=-1)
+        mu, mv, du, dv = (sm[:, k:k + 6].reshape(n, 2, 3) for k in (0, 6, 12, 18))
+    px, py, pz = (a_w[:, c, None, None] + mu * eb_w[:, c, None, None] + mv * ec_w[:, c, None, None] for c in range(3))
+    a3r = a3[bi, fi][:, None]
+    W = (vfrac * a3r / 3.0)[..., None]                                    # n_z dA / 3 at the midpoints
+    J, _, _ = _integrands(px, py, pz, surface, False)                    # (4, n, triangle, midpoint)
+    out["sums"] = np.einsum("kntq,nt->nk", J, W[..., 0])                 # (n, 4)
+    out.update(px=px, py=py, pz=pz, W=W, mu=mu, mv=mv, du=du, dv=dv, vfrac=vfrac, vdfrac=vdfrac, a3r=a3r, frac=frac,
+               t1=t1, t2=t2, a_b=a_b, eb_b=eb_b, ec_b=ec_b, eb_w=eb_w, ec_w=ec_w, Pw=Pw, Qw=Qw, dA_f=dA_f)
+    return out
 
-    vol = vol_face.sum(axis=-1)
-    mom = mom_face.sum(axis=-2)
+
+def _cut_tangents(hull: Hull, Rf: np.ndarray, cut: dict, surface: HeightField | None) -> dict:
+    """The pose tangents of :func:`_cut_faces`' rows: the rigid-motion plane sums ``mom``, ``tot``, ``pairs`` and
+    ``Z`` (see :func:`_pose_tangent`), the sums' partials in t ``sums_t`` (n, 4, 2), the slots' ``area_t``,
+    ``slide`` and ``edges``, and the cut parameters' pose tangents ``dt`` (n, 2, 6)."""
+    bi, fi, t1, t2, W, a3r = cut["bi"], cut["fi"], cut["t1"], cut["t2"], cut["W"], cut["a3r"]
+    a_b, eb_b, ec_b, eb_w, ec_w = cut["a_b"], cut["eb_b"], cut["ec_b"], cut["eb_w"], cut["ec_w"]
+    J, planes, pairs = _integrands(cut["px"], cut["py"], cut["pz"], surface, True)
+    out = {}
+    # rigid motion (t held), from the body midpoints, and the midpoints sliding along AB, AC with t
+    W2 = np.broadcast_to(W, cut["px"].shape)                             # (n, triangle, midpoint)
+    # (two-operand einsums: sums over the few midpoints of a row are slow as ndarray.sum over small axes)
+    T0, Tu, Tv, P1, P2 = (np.einsum("kntq,ntq->kn", planes, W2 * w)
+                          for w in (1.0, cut["mu"], cut["mv"], cut["du"], cut["dv"]))   # (planes, n)
+    out["mom"] = T0[..., None] * a_b + Tu[..., None] * eb_b + Tv[..., None] * ec_b          # Σ C m (planes, n, 3)
+    out["tot"], out["pairs"] = T0, pairs
+    Jq = np.einsum("kntq->knt", J)                                        # (4, n, triangle)
+    s_t = np.einsum("knt,ntj->knj", Jq, cut["vdfrac"]) * (a3r / 3.0)      # the weights' fractions (4, n, 2)
+    for o, c, k in pairs:
+        s_t[o, :, 0] += P1[k] * eb_w[:, c]
+        s_t[o, :, 1] += P2[k] * ec_w[:, c]
+    out["sums_t"] = s_t.transpose(1, 0, 2)
+    out["Z"] = (np.einsum("knt,nt->nk", Jq, cut["vfrac"]) / 3.0)[:, :, None] * hull.tables.vec[fi][:, None, :]
+    Rb = Rf[bi]
+    out["dt"] = np.stack([_cut_tangent(Rb, cut["Pw"], a_b + t1[:, None] * eb_b, eb_w, surface),
+                          _cut_tangent(Rb, cut["Qw"], a_b + t2[:, None] * ec_b, ec_w, surface)], axis=1)   # (n, 2, 6)
+    # the slots' partials in t: the centroids slide with their corners on P, Q; the area fractions
+    n, sp = len(bi), cut["basis"] @ _SLOT_PARTIALS
+    out["slide"] = np.stack([sp[:, 8:12], sp[:, 12:16]], axis=-1).reshape(n, 2, 2, 2)
+    out["edges"] = np.stack([eb_b, ec_b], axis=1)
+    dfrac = np.stack([sp[:, 0:4], sp[:, 4:8]], axis=-1).reshape(n, 2, 2, 2)
+    # (a degenerate slot of zero area gets no derivative, as |a| has none at 0)
+    out["area_t"] = np.where((cut["frac"] > 0)[..., None], dfrac * cut["dA_f"][..., None], 0.0)
+    return out
+
+
+def _cut_tangent(R: np.ndarray, pw: np.ndarray, pb: np.ndarray, e: np.ndarray,
+                 surface: HeightField | None) -> np.ndarray:
+    """dt (n, 6) of a cut parameter (implicit function theorem on ψ(t) = h(p) − p_z = 0 at the cut point p =
+    R p_b + x, world edge e): at fixed t the cut point moves with the body point p_b, so ∂ψ/∂s = p_b × Rᵀβ and
+    ∂ψ/∂x = β with β = (h_x, h_y, −1); ∂ψ/∂t = β·e; zero where ∂ψ/∂t vanishes."""
+    beta = np.zeros(pw.shape)
+    beta[:, 2] = -1.0
+    if surface is not None:
+        beta[:, 0], beta[:, 1] = _surface_grad(surface, pw[:, 0], pw[:, 1])
+    psi_t = np.einsum("ni,ni->n", beta, e)
+    psi_s = _cross(pb, np.matmul(beta[:, None, :], R)[:, 0])
+    ok = psi_t != 0
+    return np.where(ok[:, None], -np.concatenate([psi_s, beta], axis=-1) / np.where(ok, psi_t, 1.0)[:, None], 0.0)
+
+
+def _pose_tangent(Rf: np.ndarray, U: np.ndarray, X: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """Pose tangents (nb, 4, 6) of midpoint-rule sums S_o = Σ_q w_q J_o(p_q), w_q = (R a)_z/3, p_q = R m_q + x,
+    under the rigid motion R → R cay(s), x → x + δx (m_q, a fixed): with U_oc = Σ_q w_q ∂J_o/∂p_c m_q,
+    X_oc = Σ_q w_q ∂J_o/∂p_c and Z_o = Σ (J_o/3) a, ∂S_o/∂s = Z_o × R₃ + Σ_c U_oc × R_c (R_c the rows of R:
+    ∂p_c/∂s = m × R_c, ∂(R a)_z/∂s = a × R₃) and ∂S_o/∂x_c = X_oc."""
+    rot = _cross(Z, Rf[:, None, 2])
+    for c in range(3):
+        rot = rot + _cross(U[:, :, c], Rf[:, None, c])
+    return np.concatenate([rot, X], axis=-1)
+
+
+def _pair_sums(pairs: list, mom: np.ndarray, tot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """U (…, 4, 3, 3) and X (…, 4, 3) of :func:`_pose_tangent` from the plane sums Σ C m (…, planes, 3) and Σ C."""
+    U, X = np.zeros(mom.shape[:-2] + (4, 3, 3)), np.zeros(mom.shape[:-2] + (4, 3))
+    for o, c, k in pairs:
+        U[..., o, c, :] += mom[..., k, :]
+        X[..., o, c] += tot[..., k]
+    return U, X
+
+
+def clip_split(hull: Hull, R: np.ndarray, x: np.ndarray, surface: HeightField | None = None,
+               tangents: bool = False, values: ClipSplit | None = None) -> ClipSplit:
+    """:func:`clip` (and with ``tangents`` its pose derivatives) in the compact form of :class:`ClipSplit`.
+
+    Work is per pose for the whole faces (the wet faces' volume integrals are sums over every face, masked)
+    and per (pose, face) row for the faces the surface cuts; derivatives in forward mode (module docstring),
+    gathered as rigid-motion sums (:func:`_pose_tangent`) plus the cut parameters' part. ``values``: an earlier
+    split, whose cut faces are reused when it was made of this very hull, surface and poses (byte for byte) —
+    the optimiser asks the derivatives at the point whose values it has just evaluated.
+    """
+    R = np.asarray(R, dtype=float)
+    x = np.asarray(x, dtype=float)
+    batch = np.broadcast_shapes(R.shape[:-2], x.shape[:-1])
+    nb = int(np.prod(batch, dtype=np.int64))
+    Rf = np.broadcast_to(R, batch + (3, 3)).reshape(nb, 3, 3)
+    xf = np.broadcast_to(x, batch + (3,)).reshape(nb, 3)
+    tab = hull.tables
+    key = (hull, surface, Rf.tobytes(), xf.tobytes())
+    old = values.stage.get("key") if values is not None else None
+    if old is not None and old[0] is hull and old[1] is surface and old[2:] == key[2:]:
+        count, a3, cut = values.stage["count"], values.stage["a3"], values.stage["cut"]
+    else:
+        Vw = np.matmul(hull.vertices, Rf.transpose(0, 2, 1)) + xf[:, None, :]   # (nb, n, 3)
+        phi_v = _height(surface, Vw) - Vw[..., 2]                        # (nb, n) depth below surface
+        wet = phi_v[:, hull.faces] > 0                                    # (nb, m, 3)
+        count = wet[..., 0].astype(np.int8) + wet[..., 1] + wet[..., 2]
+        a3 = Rf[:, 2] @ tab.vec.T                                         # (R a_f)_z = n_z dA (nb, m)
+        cut = _cut_faces(hull, Vw, phi_v, wet, count, a3, surface)
+    full = count == 3
+    if surface is None:   # the wet faces, and those with two corners wet (less their tips: _cut_faces)
+        whole, rig = _plane_faces(tab, Rf, xf, count >= 2, a3, tangents)
+    else:
+        whole, rig = _wet_faces(tab, Rf, xf, full, a3, surface, tangents)
+    split = ClipSplit(hull, batch, np.zeros(nb), np.zeros((nb, 3)), xf, full, count == 0, cut["bi"], cut["fi"],
+                      cut["area"][:, 0], cut["position"][:, 0], cut["area"][:, 1], cut["position"][:, 1],
+                      stage={"key": key, "count": count, "a3": a3, "cut": cut})
+    sums = whole + split.row_sum(cut["sums"])                             # (nb, 4): V, V x̄
+    vol = sums[:, 0]
     pos_ok = vol > 0
-    centroid = np.where(pos_ok[:, None], mom / np.where(pos_ok, vol, 1.0)[:, None], xf)
-    normal = np.broadcast_to(hull.face_normal[:, None, :], batch + (m, 2, 3))
-    shape = lambda a: a.reshape(batch + a.shape[1:])  # noqa: E731
-    out = Clipped(shape(np.maximum(vol, 0.0)), shape(centroid), shape(sub_pos), normal, shape(sub_area),
-                  shape(emr_pos), normal, shape(emr_area))
-    if not tangents:
-        return out, None
-
-    # -- forward-mode derivatives in the 6 pose directions (fixed combinatorics) --------------------
-    # Only the faces cut by the surface have moving body patches (the cut points slide along their
-    # edges); the wholly wet faces contribute to the volume integrals through their world motion alone;
-    # dry faces contribute nothing.
-    d_vol = np.zeros((nb, 6))
-    d_mom = np.zeros((nb, 3, 6))
-    d_sub_pos = np.zeros((nb, m, 2, 3, 6))
-    d_sub_area = np.zeros((nb, m, 2, 6))
-    d_emr_pos = np.zeros(d_sub_pos.shape)
-    d_emr_area = np.zeros(d_sub_area.shape)
-    if bi.size:
-        Rr = Rf[bi]
-        dAw, dBw, dCw = (_world_tangent(Rr, Z[:, 3:]) for Z in (A, B, C))   # (n, 3, 6)
-        on = np.ones(len(bi), dtype=bool)
-        dt_ab = _cut_tangent(A[:, :3], B[:, :3], dAw, dBw, s_ab, on, surface)   # (n, 6)
-        dt_ac = _cut_tangent(A[:, :3], C[:, :3], dAw, dCw, s_ac, on, surface)
-        zero = np.zeros(dAw.shape)
-        dPb = dt_ab[:, None, :] * (B[:, 3:] - A[:, 3:])[:, :, None]
-        dQb = dt_ac[:, None, :] * (C[:, 3:] - A[:, 3:])[:, :, None]
-        body_t = np.stack([zero, zero, zero, dPb, dQb], axis=1)           # (n, 5, 3, 6)
-        world_t = (np.stack([dAw, dBw, dCw, _world_tangent(Rr, P[:, 3:]), _world_tangent(Rr, Q[:, 3:])], axis=1)
-                   + np.einsum("nik,npkj->npij", Rr, body_t))
-        wt = np.take_along_axis(world_t, sel[:, :6, None, None], axis=1).reshape(-1, 2, 3, 3, 6)
-        bt = np.take_along_axis(body_t, sel[:, :, None, None], axis=1).reshape(-1, 2, 2, 3, 3, 6)
-        sw, sb, eb = wt, bt[:, 0], bt[:, 1]                               # (n, 2 slots, 3 corners, 3, 6)
-        a0, a1, a2 = sub_w[:, :, 0, :, None], sub_w[:, :, 1, :, None], sub_w[:, :, 2, :, None]
-        d_av = 0.5 * (_cross2(sw[:, :, 1] - sw[:, :, 0], a2 - a0) + _cross2(a1 - a0, sw[:, :, 2] - sw[:, :, 0]))
-        dv, dm = _volume_tangent(d_av[:, :, 2], 0.5 * (sw + sw[:, :, _NEXT]), mids, g, h_mid, w, surface)
-        np.add.at(d_vol, bi, dv)
-        np.add.at(d_mom, bi, dm)
-        d_sub_area[bi, fi] = np.where(cut_area[..., None] > 0, np.einsum("nsi,nsij->nsj", area_vec, d_av)
-                                      / np.where(cut_area > 0, cut_area, 1.0)[..., None], 0.0)
-        d_sub_pos[bi, fi] = sb.sum(axis=2) / 3.0
-        d_ev = (_cross2(eb[:, :, 1] - eb[:, :, 0], (emr_b[:, :, 2] - emr_b[:, :, 0])[..., None])
-                + _cross2((emr_b[:, :, 1] - emr_b[:, :, 0])[..., None], eb[:, :, 2] - eb[:, :, 0]))
-        d_emr_area[bi, fi] = np.where(emr_norm[..., None] > 0, 0.5 * np.einsum("nsi,nsij->nsj", emr_vec, d_ev)
-                                      / np.where(emr_norm > 0, emr_norm, 1.0)[..., None], 0.0)
-        d_emr_pos[bi, fi] = eb.sum(axis=2) / 3.0
-
-    wb, wf = np.nonzero(full)                                             # wholly wet faces
-    if wb.size:
-        Rr = Rf[wb]
-        d_mids = _world_tangent(Rr[:, None], 0.5 * (tri_b + tri_b[:, _NEXT])[wf])   # (n, 3, 3, 6)
-        d_avz = _world_tangent(Rr, face_vec[wf])[:, 2]                    # d(R a)_z: rotation only
-        d_avz[:, 3:] = 0.0
-        dv, dm = _volume_tangent(d_avz[:, None], d_mids[:, None], mids_f[wb, wf][:, None], g_f[wb, wf][:, None],
-                                 h_f[wb, wf][:, None], w_f[wb, wf][:, None], surface)
-        np.add.at(d_vol, wb, dv)
-        np.add.at(d_mom, wb, dm)
-    d_vol = np.where(pos_ok[:, None], d_vol, 0.0)
-    d_mom = np.where(pos_ok[:, None, None], d_mom, 0.0)
-    return out, ClippedTangent(d_vol, d_mom, d_sub_pos, d_sub_area, d_emr_pos, d_emr_area)
+    fields = {"volume": np.maximum(vol, 0.0), "moment": np.where(pos_ok[:, None], sums[:, 1:], 0.0),
+              "centroid": np.where(pos_ok[:, None], sums[:, 1:] / np.where(pos_ok, vol, 1.0)[:, None], xf)}
+    if tangents:
+        cut = _cut_tangents(hull, Rf, cut, surface)
+        Ur, Xr = _pair_sums(cut["pairs"], split.row_sum(cut["mom"].transpose(1, 0, 2)), split.row_sum(cut["tot"].T))
+        U, X, Z = rig[0] + Ur, rig[1] + Xr, rig[2] + split.row_sum(cut["Z"])
+        d = _pose_tangent(Rf, U, X, Z) + split.row_sum(cut["sums_t"] @ cut["dt"])
+        d = np.where(pos_ok[:, None, None], d, 0.0)
+        fields.update(d_volume=d[:, 0], d_moment=d[:, 1:], submerged_area_t=cut["area_t"][:, 0],
+                      submerged_slide=cut["slide"][:, 0], emerged_area_t=cut["area_t"][:, 1],
+                      emerged_slide=cut["slide"][:, 1], edges=cut["edges"], dt=cut["dt"])
+    return replace(split, **fields)
 
 
-__all__ = ["Hull", "HeightField", "Clipped", "ClippedTangent", "clip_jacobian", "validate_mesh", "mesh_volume",
+__all__ = ["Hull", "HullTables", "HeightField", "Clipped", "ClippedTangent", "ClipSplit", "clip_split",
+           "clip_jacobian", "validate_mesh", "mesh_volume",
            "face_areas_normals", "mesh_inertia", "MeshRepair", "repair_mesh", "convex_hull_mesh",
            "from_mesh", "box_hull", "default_hull", "icosphere", "subdivide", "clip"]

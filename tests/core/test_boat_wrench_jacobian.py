@@ -132,3 +132,98 @@ def test_head_wind_on_a_symmetric_course_gets_the_symmetric_derivative():
     ref_s, _, ref_xi = _fd(boat, R, x, xi)
     np.testing.assert_allclose(Es[:, :, 2], ref_s[:, :, 2], atol=1e-3)
     np.testing.assert_allclose(Exi[:, :, 4], ref_xi[:, :, 4], atol=1e-3)
+
+
+def test_moment_sums_match_the_patch_by_patch_wrench():
+    """``external_wrench`` sums the clipped hull in moment form (per-face tables for the wholly wet and dry faces,
+    the cut faces as rows): the same wrench, to round-off, as the patch-by-patch definitions ``Boat.buoyancy``,
+    ``hydrodynamics`` and ``wind_wrench`` over ``hull.clip``'s patches — afloat, heeled, out of the water and sunk,
+    with pressure, a full damping matrix, a uniform current and a swell."""
+    rng = np.random.default_rng(13)
+    for boat in BOATS.values():
+        R, x, xi = _poses(rng, boat.float_height())
+        parts = boat.external_wrench(R, x, xi, parts=True)
+        cut = H.clip(boat.hull, R, x, boat.surface)
+        flat = lambda a: a.reshape((len(R), -1) + a.shape[3:])  # noqa: E731
+        ref = {"buoyancy": boat.buoyancy(R, x, cut.volume, cut.centroid),
+               "hydrodynamics": boat.hydrodynamics(R, x, xi, flat(cut.submerged_position), flat(cut.submerged_normal),
+                                                   flat(cut.submerged_area)),
+               "wind": boat.wind_wrench(R, xi, flat(cut.emerged_position), flat(cut.emerged_normal),
+                                        flat(cut.emerged_area))}
+        for key, want in ref.items():
+            scale = 1.0 + np.abs(want).max(axis=1, keepdims=True)
+            assert np.all(np.abs(parts[key] - want) <= 1e-12 * scale), key
+        assert np.abs(ref["wind"][:7]).max() > 1.0 and np.abs(ref["hydrodynamics"][:7]).max() > 1.0
+
+
+def test_jacobian_reuses_the_clipping_of_the_values_at_the_same_poses(monkeypatch):
+    """The optimiser asks the Jacobian at the point whose values it has just evaluated: the boat keeps its last
+    values-only clipping, and the Jacobian reuses its cut faces when the poses are the same, byte for byte —
+    with the same result as clipping afresh; other poses are clipped afresh."""
+    boat = Boat(wind=Wind(velocity=(-4.0, 0.0, 0.0)))
+    R, x, xi = _poses(np.random.default_rng(17), boat.float_height())
+    fresh = Boat(wind=boat.wind).external_wrench_jacobian(R, x, xi)
+    cuts = []
+    cut_faces = H._cut_faces
+    monkeypatch.setattr(H, "_cut_faces", lambda *a: cuts.append(1) or cut_faces(*a))
+    boat.external_wrench(R, x, xi)
+    for got, want in zip(boat.external_wrench_jacobian(R, x, xi), fresh):
+        np.testing.assert_array_equal(got, want)
+    assert len(cuts) == 1
+    moved = x + [0.0, 0.0, 1e-9]
+    for got, want in zip(boat.external_wrench_jacobian(R, moved, xi),
+                         Boat(wind=boat.wind).external_wrench_jacobian(R, moved, xi)):
+        np.testing.assert_array_equal(got, want)
+    assert len(cuts) == 3
+
+
+BOAT_SHOT = """
+[vehicle]
+type = "boat"
+wind = [-3.0, 0.0, 0.0]
+[integrator]
+steps = 12
+[time]
+duration = 1.2
+[start]
+position = [0.0, 0.0, 0.08403097495099042]
+velocity = [1.0, 0.0, 0.0]
+[goal]
+position = [1.3, 0.0]
+velocity = [0.5, 0.0, 0.0]
+[cost]
+effort = 1e-6
+"""
+
+
+def test_dmoc_values_do_not_differentiate_the_wrench_and_the_fixed_start_is_remembered(monkeypatch):
+    """Evaluating the constraints' values asks no Jacobian of the external wrench (the goal-velocity group used to);
+    the start step's wrench depends on the fixed start alone, so the model remembers it across points; the
+    derivatives equal those of a fresh model at the same point."""
+    from collections import Counter
+
+    from core.dmoc.constraints import assemble
+    from core.dmoc.initial_guess import initial_guess
+    from core.dmoc.scenario import read
+    from core.scenario import loads
+
+    calls = Counter()
+    jacobian = Boat.external_wrench_jacobian
+    monkeypatch.setattr(Boat, "external_wrench_jacobian",
+                        lambda self, R, x, xi: calls.update([len(R)]) or jacobian(self, R, x, xi))
+    setup = read(loads(BOAT_SHOT))
+    nlp = assemble(setup.model, setup.spec)
+    z = nlp.reduce(initial_guess(setup.model, setup.spec))
+    calls.clear()
+    nlp.evaluate(z)
+    assert not calls
+    nlp.derivatives(z)
+    assert calls == Counter({1: 2, 11: 1})                 # start and goal nodes, the 11 momentum steps
+    z2 = z + 1e-3 * np.random.default_rng(3).normal(size=z.shape)
+    calls.clear()
+    got = nlp.derivatives(z2).jac
+    assert calls == Counter({1: 1, 11: 1})                 # the start's is remembered
+    other = read(loads(BOAT_SHOT))
+    want = assemble(other.model, other.spec)
+    np.testing.assert_array_equal(want.reduce(initial_guess(other.model, other.spec)), z)   # the same charts
+    np.testing.assert_array_equal(got, want.derivatives(z2).jac)

@@ -203,6 +203,51 @@ def test_batched_poses_match_single_poses():
             np.testing.assert_allclose(c.submerged_position[i, j], one.submerged_position, atol=1e-14)
 
 
+def _random_poses(seed: int, z0: float, n: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """Afloat with small and large attitudes about height z0, plus one pose fully out and one fully under."""
+    rng = np.random.default_rng(seed)
+    R = np.stack([so3.exp(rng.normal(scale=0.1 if i < n // 2 else 0.6, size=3)) for i in range(n)])
+    x = np.column_stack([rng.normal(scale=2.0, size=(n, 2)), z0 + rng.normal(scale=0.1, size=n)])
+    x[-2, 2], x[-1, 2] = 5.0, -5.0
+    return R, x
+
+
+HULLS = {"default": H.default_hull, "box": lambda: H.box_hull((2.0, 1.0, 0.6), divisions=3),
+         "sphere": lambda: H.icosphere(0.7, 2)}
+
+
+@pytest.mark.parametrize("name", list(HULLS))
+def test_calm_plane_closed_form_matches_the_height_field_path(name):
+    """On the calm plane the clipping integrates in closed form (per-face midpoint moments; a cut face's tip A P Q,
+    or the face less its tip); a height field h ≡ 0 takes the general path (every wet midpoint, the submerged
+    slots): the same clip and the same pose tangents, to round-off."""
+    h = HULLS[name]()
+    R, x = _random_poses(21, 0.0)
+    plane, tp = H.clip_jacobian(h, R, x)
+    field, tf = H.clip_jacobian(h, R, x, plane_surface(0.0))
+    for f in ("volume", "centroid", "submerged_position", "submerged_area", "emerged_position", "emerged_area"):
+        np.testing.assert_allclose(getattr(field, f), getattr(plane, f), rtol=0, atol=1e-12, err_msg=f)
+    for f in ("volume", "moment", "submerged_position", "submerged_area", "emerged_position", "emerged_area"):
+        a, b = getattr(tf, f), getattr(tp, f)
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-11 * (1.0 + np.abs(b).max()), err_msg=f)
+    assert np.abs(tp.volume[:-2]).max() > 0.1 and np.abs(tp.volume[-2:]).max() < 1e-12   # out, sunk: V fixed
+
+
+def test_clip_split_reuses_the_cut_faces_of_the_same_poses_only():
+    """``clip_split(…, values=)`` takes the cut faces of an earlier split when hull, surface and poses are the same
+    (byte for byte): the same tangents as clipping afresh; other poses or another surface are clipped afresh."""
+    h = H.default_hull()
+    R, x = _random_poses(22, 0.08)
+    values = H.clip_split(h, R, x)
+    fresh = H.clip_split(h, R, x, tangents=True)
+    again = H.clip_split(h, R, x, tangents=True, values=values)
+    assert again.stage["cut"] is values.stage["cut"] and fresh.stage["cut"] is not values.stage["cut"]
+    for f in ("volume", "moment", "d_volume", "d_moment", "submerged_area_t", "emerged_slide", "dt"):
+        np.testing.assert_array_equal(getattr(again, f), getattr(fresh, f), err_msg=f)
+    assert H.clip_split(h, R, x + 1e-9, tangents=True, values=values).stage["cut"] is not values.stage["cut"]
+    assert H.clip_split(h, R, x, plane_surface(0.0), True, values).stage["cut"] is not values.stage["cut"]
+
+
 # -------------------------------------------------------------------------------------------
 # height fields
 # -------------------------------------------------------------------------------------------

@@ -289,11 +289,28 @@ class HolonomicModel(Model):
     # (the Jacobian stays exact); documented where it is used.
     exact_external_hessian = True
 
-    def _ext_jac(self, R, x, xi, frozen: bool):
+    def _ext_jac(self, R, x, xi, frozen: bool, site: str | None = None):
         if frozen:
             B = R.shape[0]
             return np.zeros((B, 6)), np.zeros((B, 6, 3)), np.zeros((B, 6, 3)), np.zeros((B, 6, 6))
-        return self.external_wrench_jacobian(R, x, xi)
+        if site is None:
+            return self.external_wrench_jacobian(R, x, xi)
+        return self._ext_remembered(site, True, R, x, xi)
+
+    def _ext_remembered(self, site: str, jacobian: bool, R: np.ndarray, x: np.ndarray, xi: np.ndarray):
+        """E (or with ``jacobian`` the tuple of ``external_wrench_jacobian``) remembered per call ``site`` at its
+        last inputs, compared by their exact bytes: the start node's pose and velocity are fixed, so its wrench
+        and Jacobian repeat at every evaluation (the boat clips its hull for them). Outputs are read-only."""
+        key = (R.shape, R.tobytes(), x.tobytes(), xi.tobytes())
+        cache = self.__dict__.setdefault("_ext_cache", {})
+        last = cache.get((site, jacobian))
+        if last is not None and last[0] == key:
+            return last[1]
+        out = self.external_wrench_jacobian(R, x, xi) if jacobian else self.external_wrench(R, x, xi)
+        for a in (out if jacobian else (out,)):
+            a.setflags(write=False)
+        cache[(site, jacobian)] = (key, out)
+        return out
 
     def _hess_jac(self, jac):
         if self.exact_external_hessian:
@@ -462,7 +479,7 @@ class HolonomicModel(Model):
             out = np.empty((X.shape[0], 6))
             R = chart(Rr, X[:, 6 + nu:9 + nu])
             Bu, _ = self.control_wrench(X[:, 6:6 + nu])
-            E = self.external_wrench(R, X[:, 9 + nu:12 + nu], x0)
+            E = self._ext_remembered("start", False, R, X[:, 9 + nu:12 + nu], x0)
             for hv, sel in self._h_groups(h):
                 out[sel] = hol.momentum_map(self.method, hv, X[sel, :6], I6)
             return out - I6 * x0 - 0.5 * h[:, None] * (Bu + E)
@@ -473,7 +490,7 @@ class HolonomicModel(Model):
             J = np.zeros((B, 6, L))
             R = chart(Rr, X[:, 6 + nu:9 + nu])
             Bu, dBu = self.control_wrench(X[:, 6:6 + nu])
-            E, Es, Ex, _ = self._ext_jac(R, X[:, 9 + nu:12 + nu], x0, frozen)
+            E, Es, Ex, _ = self._ext_jac(R, X[:, 9 + nu:12 + nu], x0, frozen, "start")
             dh = np.empty((B, 6))
             for hv, sel in self._h_groups(h):
                 J[sel, :, :6] = hol.momentum_map_jacobian(self.method, hv, X[sel, :6], I6)
@@ -512,17 +529,17 @@ class HolonomicModel(Model):
             B0, _ = self.control_wrench(X[:, a_u0:a_u1])
             B1, _ = self.control_wrench(X[:, a_u1:a_r])
             R = chart(Rr, X[:, a_r:a_x])
-            E = self.external_wrench(R, X[:, a_x:L - 1], X[:, 0:6])
+            E = self._ext_remembered("momentum", False, R, X[:, a_x:L - 1], X[:, 0:6])
             return out - 0.5 * h[:, None] * (B0 + B1) - h[:, None] * E
 
-        def wrench_jac(X, Rr, frozen=False):
+        def wrench_jac(X, Rr, frozen=False, site=None):
             """Jacobian of the wrench terms −(h/2)(B(u_{k−1}) + B(u_k)) − h E(ρ_k, x_k, ξ_{k−1}) alone."""
             h = X[:, L - 1] / N
             J = np.zeros((X.shape[0], 6, L))
             B0, dB0 = self.control_wrench(X[:, a_u0:a_u1])
             B1, dB1 = self.control_wrench(X[:, a_u1:a_r])
             R = chart(Rr, X[:, a_r:a_x])
-            E, Es, Ex, Exi = self._ext_jac(R, X[:, a_x:L - 1], X[:, 0:6], frozen)
+            E, Es, Ex, Exi = self._ext_jac(R, X[:, a_x:L - 1], X[:, 0:6], frozen, site)
             hh = h[:, None, None]
             J[:, :, 0:6] = -hh * Exi
             J[:, :, a_u0:a_u1] = -0.5 * hh * dB0
@@ -534,7 +551,7 @@ class HolonomicModel(Model):
 
         def jac(X, Rr, frozen=False):
             h = X[:, L - 1] / N
-            J = wrench_jac(X, Rr, frozen)
+            J = wrench_jac(X, Rr, frozen, None if frozen else "momentum")
             dh = np.empty((X.shape[0], 6))
             for hv, sel in self._h_groups(h):
                 xp, xc = X[sel, 0:6], X[sel, 6:12]
@@ -674,11 +691,17 @@ class HolonomicModel(Model):
         target = np.concatenate([angular_body if angular_body is not None else np.zeros(3),
                                  linear_world if linear_world is not None else np.zeros(3)])
 
-        def node(X, Rr, frozen=False):
+        def node(X, Rr, frozen=False, values_only=False):
             h = X[:, L - 1] / N
             R = chart(Rr, X[:, 6 + nu:9 + nu])
             Bu, dBu = self.control_wrench(X[:, 6:6 + nu])
-            E, Es, Ex, Exi = self._ext_jac(R, X[:, 9 + nu:12 + nu], X[:, :6], frozen)
+            if values_only:   # m_N alone: the external wrench without its Jacobian
+                m = np.empty((X.shape[0], 6))
+                for hv, sel in self._h_groups(h):
+                    m[sel] = hol.momentum_map(self.method, -hv, X[sel, :6], I6)
+                E = self._ext_remembered("goal", False, R, X[:, 9 + nu:12 + nu], X[:, :6])
+                return R, m + 0.5 * h[:, None] * (Bu + E), None
+            E, Es, Ex, Exi = self._ext_jac(R, X[:, 9 + nu:12 + nu], X[:, :6], frozen, None if frozen else "goal")
             m = np.empty((X.shape[0], 6))
             Jm = np.zeros((X.shape[0], 6, L))
             dh = np.empty((X.shape[0], 6))
@@ -697,7 +720,7 @@ class HolonomicModel(Model):
             return R, m, Jm
 
         def fun(X, Rr):
-            R, m, _ = node(X, Rr)
+            R, m, _ = node(X, Rr, values_only=True)
             w = m[:, :3] / I6[:3]
             v = np.einsum("bij,bj->bi", R, m[:, 3:] / I6[3:])
             return np.concatenate([w, v], axis=1)[:, rows]
