@@ -8,6 +8,12 @@ of a point off the object's origin (``stats["body_offset"]``: a car's rear axle 
 frame) places the object at trajectory pose × offset⁻¹; a car's wheels listed in
 ``stats["wheels"]`` each spin along their own path (:func:`wheel_shapes`).
 
+Between nodes the motion is evaluated on the group, velocities included (``core.shot.resample``: a
+cubic Hermite curve in the Lie algebra of the relative motion for the body, C¹ at the nodes — a car's
+rear axle rolls along its heading on the rolling curve —; the monotone cubic for wheel, steering and
+rotor angles), at every frame and keyed sub-frame; a car's wheels spin along that baked path, so their
+spin matches the distance they travel.
+
 Everything is computed before the scene is touched, so an error leaves it unchanged; the
 keys are written in bulk (``keyframe_points.add`` + ``foreach_set``) with LINEAR
 interpolation, so the evaluated pose at a frame is the sample at that frame.
@@ -80,15 +86,31 @@ class BakeResult:
     objects: list[str] = field(default_factory=list)
     fcurves: int = 0
     warnings: list[str] = field(default_factory=list)
+    grid: str = ""          # the trajectory's nodes: "97 nodes, 0.125 s apart" (node_grid)
 
-    def frames(self) -> str:
+    def span(self) -> str:
         from ..core.shot.frames import fmt_frame
         return f"{fmt_frame(self.frame_start)}–{fmt_frame(self.frame_end)}"
 
+    def frames(self) -> str:
+        """The frames baked, and the nodes they come from (the Solve report quotes it)."""
+        return self.span() + (f" from {self.grid.replace(',', '')}" if self.grid else "")
+
     def message(self) -> str:
-        text = (f"Baked frames {self.frames()} onto {', '.join(self.objects)} "
-                f"({self.fcurves} F-curves)")
+        text = (f"Baked frames {self.span()} onto {', '.join(self.objects)} "
+                f"({self.fcurves} F-curves{'; from ' + self.grid if self.grid else ''})")
         return text + "".join(f"; {w}" for w in self.warnings)
+
+
+def node_grid(trajectory) -> str:
+    """'97 nodes, 0.125 s apart' of a trajectory (its largest step), with the spacing it was solved with."""
+    t = np.asarray(trajectory.time, dtype=float)
+    if len(t) < 2:
+        return f"{len(t)} node"
+    text = f"{len(t)} nodes, {float(np.max(np.diff(t))):.3g} s apart"
+    spacing = trajectory.stats.get("node_spacing") if isinstance(trajectory.stats, dict) else None
+    labels = {"AUTOMATIC": "Automatic", "PER_FRAME": "Per Frame", "COUNT": "Node Count"}
+    return text + (f" ({labels[spacing]})" if spacing in labels else "")
 
 
 @dataclass
@@ -115,21 +137,35 @@ def sample_times(trajectory, fps: float, times=None) -> np.ndarray:
     return t[0] + np.arange(count) / fps
 
 
-def _intervals(t: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Node index i and fraction u in [0, 1] with times = t[i] + u (t[i+1] − t[i])."""
-    if len(t) == 1:
-        return np.zeros(len(times), dtype=int), np.zeros(len(times))
-    i = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 2)
-    u = np.clip((times - t[i]) / (t[i + 1] - t[i]), 0.0, 1.0)
-    return i, u
+@dataclass
+class _Samples:
+    """The trajectory on the sorted union of its node times and the bake's times (``core.shot.resample``),
+    and where each bake time sits in it (``at``): derived channels (wheel spins) integrate over the union,
+    so they never step over a node."""
+    motion: object            # core.shot.resample.Samples on the union
+    at: np.ndarray            # index of each bake time in the union
+
+    @property
+    def shape(self) -> dict:
+        return self.motion.shape
 
 
-def _lerp(values: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
-    values = np.asarray(values, dtype=float)
-    if len(values) == 1:
-        return np.repeat(values, len(i), axis=0)
-    uu = u.reshape((-1,) + (1,) * (values.ndim - 1))
-    return values[i] * (1.0 - uu) + values[i + 1] * uu
+def _sample(trajectory, times: np.ndarray) -> _Samples:
+    from ..core.shot import resample
+    t = np.asarray(trajectory.time, dtype=float)
+    union = np.union1d(t, times)
+    shape = {name: _unwrap_if_wrapped(np.asarray(series, dtype=float).reshape(-1))
+             for name, series in trajectory.shape.items()}
+    for name, series in shape.items():
+        if len(series) != len(t):
+            raise _error(f"bake: shape '{name}' has {len(series)} values, expected {len(t)}")
+    nodes = _replace_shape(trajectory, shape)
+    return _Samples(resample.sample(nodes, union), np.searchsorted(union, times))
+
+
+def _replace_shape(trajectory, shape: dict):
+    from dataclasses import replace
+    return replace(trajectory, shape=shape)
 
 
 def _unwrap_if_wrapped(angle: np.ndarray) -> np.ndarray:
@@ -257,16 +293,13 @@ def _parent_space(obj, scene, frames: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def _body_channels(obj, scene, trajectory, times, frames) -> _Channels:
+def _body_channels(obj, scene, trajectory, samples: _Samples, frames) -> _Channels:
     from ..core.lie import quaternion
     _check_rotation_mode(obj)
-    t = np.asarray(trajectory.time, dtype=float)
-    i, u = _intervals(t, times)
-    position = _lerp(trajectory.position, i, u)
-    orientation = quaternion.slerp(quaternion.make_continuous(quaternion.normalize(trajectory.orientation)), i, u)
+    position = samples.motion.position[samples.at]
+    rotation = samples.motion.rotation[samples.at]
 
     parent = _parent_space(obj, scene, frames)
-    rotation = quaternion.to_matrix(orientation)
     offset = _body_offset(trajectory)
     if offset is not None:  # the trajectory is of a point off the origin (a car's rear axle): put the object back
         position = position - rotation @ offset
@@ -304,22 +337,18 @@ def _body_offset(trajectory) -> np.ndarray | None:
 
 # ----------------------------------------------------------------------------- children
 
-def _heading(trajectory) -> np.ndarray:
-    """The planar heading at each node (continuous): the trajectory's, or the yaw of its orientation."""
-    from ..core.lie import quaternion
-    if trajectory.heading is not None and len(trajectory.heading) == len(trajectory.time):
-        return np.asarray(trajectory.heading, dtype=float)
-    r = quaternion.to_matrix(quaternion.normalize(np.asarray(trajectory.orientation, dtype=float)))
-    return np.unwrap(np.arctan2(r[:, 1, 0], r[:, 0, 0]))
-
-
-def wheel_shapes(vehicle_type: str, trajectory) -> dict:
+def wheel_shapes(vehicle_type: str, trajectory, samples=None) -> dict:
     """The trajectory's shape channels, plus — for a car whose trajectory knows its wheels
     (``stats["wheels"]``: each wheel's centre from the rear axle, radius, spin sign, steered) — each
     wheel's own spin ``wheel_angle_<rear_left …>`` along its own path (core.shot.car_geometry.wheel_spins:
     left and right differ in turns, front wheels roll along their steered heading), starting from
-    ``wheel_angle``'s first value. ``wheel_angle`` itself (the rear axle's spin) is left as it is."""
-    shape = dict(trajectory.shape)
+    ``wheel_angle``'s first value. ``wheel_angle`` itself (the rear axle's spin) is left as it is.
+    At the nodes; with ``samples`` (core.shot.resample.Samples), at their times, along the baked path."""
+    from ..core.shot.resample import node_heading
+    if samples is None:
+        shape, position, heading = dict(trajectory.shape), trajectory.position, node_heading(trajectory)
+    else:
+        shape, position, heading = dict(samples.shape), samples.position, samples.heading
     wheels = trajectory.stats.get("wheels") if isinstance(trajectory.stats, dict) else None
     if vehicle_type != "CAR" or not wheels:
         return shape
@@ -335,9 +364,9 @@ def wheel_shapes(vehicle_type: str, trajectory) -> dict:
                 or len(w["centre"]) < 2:
             raise _error(f"bake: the trajectory's {role.replace('_', ' ')} has a bad centre or radius")
     steering = shape.get("steering_angle")
-    if steering is not None and len(np.asarray(steering).reshape(-1)) != len(trajectory.time):
+    if steering is not None and len(np.asarray(steering).reshape(-1)) != len(heading):
         steering = None
-    spins = wheel_spins(trajectory.position, _heading(trajectory), steering, tables)
+    spins = wheel_spins(position, heading, steering, tables)
     start = float(np.asarray(shape["wheel_angle"], dtype=float).reshape(-1)[0]) if "wheel_angle" in shape else 0.0
     for role, angle in spins.items():
         shape.setdefault("wheel_angle_" + role[len("wheel_"):], start + angle)
@@ -389,23 +418,26 @@ def _child_angle(vehicle_type: str, role: str, shape: dict, n_nodes: int) -> np.
     return None
 
 
-def _child_channels(vehicle, vehicle_type: str, role: str, child, shape: dict, t, i, u) -> _Channels | None:
+def _child_channels(vehicle, vehicle_type: str, role: str, child, shape: dict, at: np.ndarray) -> _Channels | None:
+    """The child's rotation at the bake's times: ``shape`` holds the channels on the sample union
+    (:class:`_Samples`), ``at`` each bake time's place in it."""
     from ..core.lie import quaternion
     settings = vehicle.vehicle_motion
-    angle = _child_angle(vehicle_type, role, shape, len(t))
+    n = len(next(iter(shape.values()))) if shape else 0
+    angle = _child_angle(vehicle_type, role, shape, n)
     tilt = None
     if role in TILT_ROLES and ("pitch_tilt" in shape or "roll_tilt" in shape):
-        pitch, roll = (_lerp(_node_series(shape, name, len(t)), i, u) for name in ("pitch_tilt", "roll_tilt"))
+        pitch, roll = (_node_series(shape, name, n)[at] for name in ("pitch_tilt", "roll_tilt"))
         tilt = quaternion.multiply(_axis_quaternion("Y", pitch), _axis_quaternion("X", roll))
     if angle is None and tilt is None:
         return None
     _check_rotation_mode(child)
     rest = _rest(child)
-    k = len(i)
+    k = len(at)
     q = np.repeat(_rest_quaternion(child, rest)[None], k, axis=0)
     if angle is not None:
         axis = getattr(settings, CHILD_ROLES[role][1])
-        q = quaternion.multiply(q, _axis_quaternion(axis, _lerp(angle, i, u)))
+        q = quaternion.multiply(q, _axis_quaternion(axis, angle[at]))
     if tilt is not None:  # about the parent's (body) axes: R = Δ⁻¹ · tilt · Δ · R_rest · spin
         dq = _delta_quaternion(child)
         dq_inv = dq * np.array([1.0, -1.0, -1.0, -1.0])
@@ -536,18 +568,17 @@ def bake(obj, trajectory, *, frame_start: float = 1, fps: float = 24.0, times=No
     times = sample_times(trajectory, fps, times)
     if frames is None:
         frames = frame_start + np.arange(len(times), dtype=float)
-    t = np.asarray(trajectory.time, dtype=float)
-    i, u = _intervals(t, times)
+    samples = _sample(trajectory, times)
 
-    plan = [_body_channels(obj, scene, trajectory, times, frames)]
+    plan = [_body_channels(obj, scene, trajectory, samples, frames)]
     seen = {obj.name}
     vehicle_type = _vehicle_type(obj, trajectory)
-    shape = wheel_shapes(vehicle_type, trajectory)
+    shape = wheel_shapes(vehicle_type, trajectory, samples.motion)
     for role in CHILD_ROLES_BY_TYPE[vehicle_type]:
         child = getattr(obj.vehicle_motion, role)
         if child is None or child.name in seen:
             continue
-        channels = _child_channels(obj, vehicle_type, role, child, shape, t, i, u)
+        channels = _child_channels(obj, vehicle_type, role, child, shape, samples.at)
         if channels is not None:
             plan.append(channels)
             seen.add(child.name)
@@ -557,13 +588,14 @@ def bake(obj, trajectory, *, frame_start: float = 1, fps: float = 24.0, times=No
         plan.append(channels)
         seen.add(channels.obj.name)
 
-    result = BakeResult(float(frames[0]), float(frames[-1]))
+    result = BakeResult(float(frames[0]), float(frames[-1]), grid=node_grid(trajectory))
     result.warnings.extend(overrides(plan))
     refs = _new_actions(plan, frames)
     for ob in _baked_by(obj):
         if ob.name not in seen:
             _restore(ob)
     _commit_plan(obj, plan, refs, result)
+    obj.vehicle_motion.node_grid = result.grid
     scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
     return result
 

@@ -438,9 +438,15 @@ class _Reader:
         s = self.settings
         return (s.frame_start, s.frame_end) if s.use_frame_range else None
 
-    def frame_map(self, start: float, end: float) -> FrameMap:
-        fm = FrameMap(start, end, self.fps(), self.settings.steps_per_frame, self.scale)
-        check_steps(fm)
+    def frame_map(self, start: float, end: float, solve: bool = False) -> FrameMap:
+        """Frames ↔ seconds of the range; Solve's nodes as Node Spacing says (core.shot.grid: Automatic is
+        chosen by the planner), Simulate's always Steps per Frame."""
+        s = self.settings
+        spacing = s.node_spacing if solve else "PER_FRAME"
+        fm = FrameMap(start, end, self.fps(), s.steps_per_frame, self.scale, spacing=spacing,
+                      node_count=int(s.node_count))
+        if spacing != "AUTOMATIC":
+            check_steps(fm)
         return fm
 
     def solve_range(self, key_frames: list[float], landings: list[float] = ()) -> tuple[float, float]:
@@ -1038,7 +1044,7 @@ class _Reader:
         self.check_all_keys()
         landings = self.landing_frames()
         frames = self.key_frames(landings)
-        self.fm = self.frame_map(*self.solve_range(frames, landings))
+        self.fm = self.frame_map(*self.solve_range(frames, landings), solve=True)
         keys = self.keys(frames)
         shot = ShotInput(
             vehicle=obj.name, vehicle_type=self.vtype, core_type=self.core_type, frame_map=self.fm, keys=keys,

@@ -16,9 +16,9 @@ Two engines on the same part settings (``addon.articulation``):
   buoyancy, damping, current, wind and thrusters; a rigid body has none. A car or a
   snakeboard has no free-base model and is refused.
 
-Timing as elsewhere: steps = (End − Start) × Steps per Frame, dt = 1 / (fps × Steps per
-Frame); frame Start + k shows node k × Steps per Frame. Everything is computed before the
-scene changes, so an error leaves it as it was.
+Timing as for Simulate (whatever Node Spacing Solve uses): steps = (End − Start) × Steps per Frame,
+dt = 1 / (fps × Steps per Frame); frame Start + k shows node k × Steps per Frame. Everything is
+computed before the scene changes, so an error leaves it as it was.
 """
 from __future__ import annotations
 

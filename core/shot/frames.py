@@ -3,10 +3,12 @@
 A shot runs from frame ``frame_start`` to ``frame_end`` (sub-frames allowed) at ``fps`` frames a
 second (Blender's ``render.fps / render.fps_base``): trajectory time t = (frame − frame_start) / fps.
 Positions are world coordinates times the scene's unit scale (metres), relative to ``offset``.
-The solve takes ``steps = round((frame_end − frame_start) × steps_per_frame)`` equal steps over
-that time, so nodes fall on frames when the range is whole frames; keys between nodes are imposed
-at their own time (exact waypoints). The bake keys every whole frame of the range and its two
-ends (``bake_frames``); after the end the baked action holds the last pose.
+The solve takes equal steps over that time, as Node Spacing says (``core.shot.grid``): per frame,
+``steps = round((frame_end − frame_start) × steps_per_frame)`` (nodes on frames when the range is whole
+frames; Simulate always steps so), or ``frames_per_step`` frames a step, chosen for the shot (Automatic)
+or from Node Count. Keys between nodes are imposed at their own time (exact waypoints). The bake keys
+every whole frame of the range and its two ends (``bake_frames``), the motion between nodes on the
+C¹ curve of ``core.shot.resample``; after the end the baked action holds the last pose.
 """
 from __future__ import annotations
 
@@ -41,6 +43,12 @@ class FrameMap:
     body_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
     wheels: dict = field(default_factory=dict)
     key_frames: tuple = ()   # frames of keys and timed empties: the bake keys them too (sub-frames)
+    # Node Spacing (core.shot.grid): AUTOMATIC, PER_FRAME or COUNT (node_count nodes); frames_per_step,
+    # once chosen (the planner does for AUTOMATIC and COUNT), sets the steps; grid_reason says why.
+    spacing: str = "PER_FRAME"
+    node_count: int = 0
+    frames_per_step: float | None = None
+    grid_reason: str = ""
 
     @property
     def frames(self) -> float:
@@ -48,7 +56,19 @@ class FrameMap:
 
     @property
     def steps(self) -> int:
+        """⌈frames / frames_per_step⌉ once chosen (at least 2 when Automatic), Node Count − 1, else
+        round(frames × steps_per_frame) (per frame, and Automatic before the planner chose)."""
+        if self.frames_per_step:
+            steps = max(1, math.ceil(self.frames / self.frames_per_step - 1e-6))
+            return max(2, steps) if self.spacing == "AUTOMATIC" else steps
+        if self.spacing == "COUNT":
+            return max(0, int(self.node_count) - 1)
         return max(1, int(round(self.frames * self.steps_per_frame)))
+
+    @property
+    def step_frames(self) -> float:
+        """Frames between two nodes."""
+        return self.frames / max(self.steps, 1)
 
     @property
     def duration(self) -> float:
@@ -56,7 +76,7 @@ class FrameMap:
 
     @property
     def dt(self) -> float:
-        return self.duration / self.steps
+        return self.duration / max(self.steps, 1)
 
     def time(self, frame: float) -> float:
         return (frame - self.frame_start) / self.fps
@@ -77,6 +97,11 @@ class FrameMap:
         stats = dict(t.stats)
         stats.update(frame_start=self.frame_start, frame_end=self.frame_end, fps=self.fps,
                      scale_length=self.scale, world_offset=list(self.offset))
+        time = np.asarray(t.time, dtype=float)
+        if len(time) > 1:  # the grid it was solved on, for the report and the panel
+            stats.update(nodes=int(len(time)), node_step_s=float(np.max(np.diff(time))), node_spacing=self.spacing)
+            if self.grid_reason:
+                stats["node_grid_reason"] = self.grid_reason
         if any(self.body_offset):
             stats["body_offset"] = [float(x) for x in self.body_offset]
         if self.wheels:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import VehicleMotionError
 from ..lie import quaternion
-from . import contacts, feasibility
+from . import contacts, feasibility, grid
 from .contacts import Contact
 from .frames import FrameMap, fmt_frame, same_frame
 from .geometry import ObstacleShape, floats, quaternion_of, yaw
@@ -138,6 +138,7 @@ class Problem:
     time_limit_s: float = 60.0
     vertices: np.ndarray | None = None  # (V, 3) body frame, metres: the real geometry
     contacts: list[Contact] = field(default_factory=list)   # keyed poses touching an obstacle
+    source: ShotInput | None = None     # the shot it was planned from (a finer grid re-plans it)
 
     @property
     def scenario(self) -> dict:
@@ -150,11 +151,33 @@ class Problem:
 
 
 def check_steps(fm: FrameMap, what: str = "") -> None:
+    """At least MIN_STEPS and at most MAX_STEPS steps; a one-line ShotError naming the setting that sets
+    them (Steps per Frame, Node Count, or Node Spacing Automatic's reason) otherwise."""
+    frames = f"frames {fmt_frame(fm.frame_start)}–{fmt_frame(fm.frame_end)}{what}"
+    if fm.spacing == "COUNT":
+        count = int(fm.node_count)
+        if not what and not MIN_STEPS + 1 <= count <= MAX_STEPS + 1:
+            raise ShotError(f"Solve Settings › Node Count is {count}: a solve takes from {MIN_STEPS + 1} to "
+                            f"{MAX_STEPS + 1} nodes")
+        if fm.steps < MIN_STEPS:
+            raise ShotError(f"{frames} get {fm.steps} step at Node Count {count} ({fm.step_frames:.3g} frames a "
+                            f"step): raise Solve Settings › Node Count or key the stop later (at least {MIN_STEPS} "
+                            "steps)")
+        if fm.steps > MAX_STEPS:
+            raise ShotError(f"{frames} get {fm.steps} steps at Node Count {count}; the most a solve takes is "
+                            f"{MAX_STEPS}: lower Solve Settings › Node Count")
+        return
+    if fm.spacing == "AUTOMATIC" and fm.frames_per_step:
+        if fm.steps > MAX_STEPS:
+            raise ShotError(f"{frames} need {fm.steps} steps of {fm.dt:.3g} s (Solve Settings › Node Spacing "
+                            f"Automatic: {fm.grid_reason}); the most a solve takes is {MAX_STEPS}: set Node Spacing "
+                            "to Node Count, or shorten the shot")
+        return
     if fm.steps < MIN_STEPS:
-        raise ShotError(f"frames {fmt_frame(fm.frame_start)}–{fmt_frame(fm.frame_end)}{what} give {fm.steps} "
+        raise ShotError(f"{frames} give {fm.steps} "
                         "step; raise Steps per Frame or key the goal later (at least 2 steps)")
     if fm.steps > MAX_STEPS:
-        raise ShotError(f"frames {fmt_frame(fm.frame_start)}–{fmt_frame(fm.frame_end)}{what} × "
+        raise ShotError(f"{frames} × "
                         f"{fm.steps_per_frame} steps per frame = {fm.steps} steps; the most a solve takes is "
                         f"{MAX_STEPS}")
 
@@ -163,6 +186,7 @@ class Planner:
     """Builds the :class:`Problem` of a :class:`ShotInput` (the planning half of Solve)."""
 
     def __init__(self, shot: ShotInput):
+        self.source = replace(shot, warnings=list(shot.warnings))   # as given: a finer grid re-plans it
         shot = at_body_offset(shot)
         self.shot = shot
         self.fm = shot.frame_map
@@ -171,6 +195,7 @@ class Planner:
         self.warnings = shot.warnings
         self.name = shot.vehicle
         self.contacts: list[Contact] = []
+        self.accel = grid.DEFAULT_ACCEL   # m/s²: the bound keys between nodes are allowed for (grid.key_allowance)
 
     # -- checks -----------------------------------------------------------------------------
     def sphere_centres(self, position: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -245,7 +270,11 @@ class Planner:
     def problem(self) -> Problem:
         shot, fm = self.shot, self.fm
         fs, fe = fm.frame_start, fm.frame_end
-        check_steps(fm)
+        if fm.spacing == "COUNT" and not fm.frames_per_step:
+            check_steps(fm)
+            fm.frames_per_step = fm.frames / (int(fm.node_count) - 1)
+        if fm.spacing != "AUTOMATIC" or fm.frames_per_step:
+            check_steps(fm)
         if not shot.keys or not same_frame(shot.keys[0].frame, fs):
             raise ShotError(f"'{self.name}' has no pose at the start frame {fmt_frame(fs)}")
         start_pose = shot.keys[0]
@@ -284,12 +313,46 @@ class Planner:
         # stops and landings between start and goal split the shot
         cuts = sorted({c.frame for c in timed if c.kind in ("STOP", "LAND") and fs + 1e-6 < c.frame < fe - 1e-6})
         bounds = [fs, *cuts, fe]
+        self.choose_grid(keys + timed, cuts, start, goal_key, limit, all_obstacles)
         base = self.base_tables(all_obstacles, limit)
         segments = [self.segment(i, a, b, base, start, keys, timed, goal_key)
                     for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
         return Problem(self.name, shot.vehicle_type, shot.core_type, fm, segments, keys + empties, all_obstacles,
                        shot.spheres, self.warnings, float(shot.settings.time_limit_s), vertices=shot.vertices,
-                       contacts=list(self.contacts))
+                       contacts=list(self.contacts), source=self.source)
+
+    def choose_grid(self, timed: list[Constraint], cuts: list[float], start: Constraint, goal_key: Constraint | None,
+                    limit: float | None, obstacles: list[ObstacleShape]) -> None:
+        """The vehicle's acceleration bound for keys between nodes, and — Node Spacing Automatic, not chosen
+        yet — the grid of ``core.shot.grid.automatic`` (solve units: metres, seconds), then checked."""
+        shot, fm = self.shot, self.fm
+        fs, fe, scale = fm.frame_start, fm.frame_end, self.scale
+        dims = slice(0, 2) if self.planar else slice(0, 3)
+        points = [grid.TimedPoint(c.frame, fm.time(c.frame), fm.to_solve(c.position)[dims], c.radius * scale,
+                                  c.kind in ("KEY", "PASS_THROUGH") and fs + 1e-6 < c.frame < fe - 1e-6
+                                  and not any(same_frame(c.frame, f) for f in cuts),
+                                  c.kind in ("STOP", "LAND") or (c.speed is not None and abs(c.speed) < 1e-9))
+                  for c in timed if c.frame is not None and c.position is not None]
+        v_limit = None if limit is None else limit * scale
+        start_speed = abs(start.speed or 0.0) * scale
+        goal_speed = abs(goal_key.speed or 0.0) * scale if goal_key is not None else 0.0
+        limits = feasibility.vehicle_limits(shot.vehicle_type, shot.parameters, shot.input_limits)
+        if limits is not None:
+            self.accel = limits.accel
+            if limits.min_turn_radius and math.isfinite(limits.min_turn_radius):  # a car turning at its peak speed
+                v = grid.peak_speed(points, start_speed, goal_speed, v_limit)
+                self.accel = math.hypot(limits.accel, v * v / limits.min_turn_radius)
+        if fm.spacing != "AUTOMATIC" or fm.frames_per_step:
+            return
+        spheres = np.asarray(shot.spheres, dtype=float).reshape(-1, 4)
+        shapes = [grid.Obstacle(ob.label(), ob.margin * scale, ob.radius * scale if ob.kind in ("sphere", "capsule")
+                                else 0.0) for ob in obstacles]
+        offsets = sorted({round(p.frame - fs, 6) for p in points} | {round(f - fs, 6) for f in cuts} | {fe - fs})
+        chosen = grid.automatic(shot.vehicle_type, fm.frames, fm.fps, points, shapes,
+                                float(spheres[:, 3].min()) if len(spheres) else 0.0, self.accel, start_speed,
+                                goal_speed, v_limit, [o for o in offsets if o > 0])
+        fm.frames_per_step, fm.grid_reason = chosen.frames_per_step, chosen.reason
+        check_steps(fm)
 
     def landing_rotation(self, c: Constraint) -> np.ndarray:
         """The vehicle's rotation on a landing: the empty's (SE(3) vehicles), or its heading (planar)."""
@@ -447,7 +510,8 @@ class Planner:
     def segment(self, index: int, a: float, b: float, base: dict, start: Constraint, keys: list[Constraint],
                 timed: list[Constraint], goal_key: Constraint | None) -> Segment:
         fm = self.fm
-        seg_map = FrameMap(a, b, fm.fps, fm.steps_per_frame, fm.scale, fm.offset)
+        seg_map = FrameMap(a, b, fm.fps, fm.steps_per_frame, fm.scale, fm.offset, spacing=fm.spacing,
+                           node_count=fm.node_count, frames_per_step=fm.frames_per_step, grid_reason=fm.grid_reason)
         check_steps(seg_map, "" if (a, b) == (fm.frame_start, fm.frame_end) else " (between stops)")
         scenario = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in base.items()}
         scenario["vehicle"] = dict(base["vehicle"])
@@ -478,8 +542,12 @@ class Planner:
             # elsewhere on the body: a car's rear axle, a boat's centre of mass)
             keyed_origin = c.kind == "KEY" and c.origin is not None and any(fm.body_offset)
             p = fm.to_solve(c.origin if keyed_origin else c.position)
+            # between nodes the key is imposed on the chord, the bake follows the curve: its departure is
+            # taken off the radius (core.shot.grid.key_allowance)
+            at = (c.frame - a) / seg_map.step_frames
+            radius = grid.key_allowance(c.radius * self.scale, self.accel, seg_map.dt, at - math.floor(at))
             wp = {"time": (c.frame - a) / fm.fps, "position": floats(p[:2] if self.planar else p),
-                  "radius": max(c.radius * self.scale, 1e-4), "exact": True}
+                  "radius": max(radius, 1e-4), "exact": True}
             if keyed_origin:
                 point = -np.asarray(fm.body_offset, dtype=float) * self.scale
                 wp["point"] = floats(point * ([1.0, 1.0, 0.0] if self.planar else 1.0))
@@ -538,6 +606,18 @@ def plan(shot: ShotInput) -> Problem:
     return Planner(shot).problem()
 
 
+def refined_problem(problem: Problem, factor: int) -> Problem:
+    """``problem`` re-planned with ``factor`` times as many steps in every segment (same shot, same
+    spacing; ``core.shot.grid.refine``); raises ShotError above MAX_STEPS."""
+    if problem.source is None:
+        raise ShotError("this problem cannot be re-planned on a finer grid (it was not planned from a shot)")
+    fm = problem.frame_map
+    finer = replace(problem.source.frame_map, frames_per_step=fm.step_frames / factor,
+                    grid_reason=f"{fm.grid_reason + ', ' if fm.grid_reason else ''}refined {factor}× "
+                                "(the motion between nodes came too close to an obstacle)")
+    return plan(replace(problem.source, frame_map=finer, warnings=list(problem.source.warnings)))
+
+
 __all__ = ["ShotInput", "ShotSettings", "KeyPose", "Constraint", "Segment", "Problem", "Planner", "plan",
-           "at_body_offset",
+           "at_body_offset", "refined_problem", "MIN_STEPS",
            "ShotError", "KIND_LABELS", "TIMED_KINDS", "MAX_STEPS", "check_steps"]

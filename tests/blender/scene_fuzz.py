@@ -857,6 +857,7 @@ def _m_frame_rates(rng: random.Random, kind: str) -> _Draft:
 
         def mutate(shot: Shot):
             shot.scene.vehicle_motion.steps_per_frame = steps
+            shot.scene.vehicle_motion.node_spacing = "PER_FRAME"
         # 24 frames × 1000 = 24,000 steps, more than a solve takes (20,000): refused naming the steps
         return _Draft(f"Steps per Frame {steps}", mutate, REFUSED if steps == 1000 and kind == "car" else None,
                       must_name=("Steps per Frame", "steps"))

@@ -39,8 +39,9 @@ class approx:
 
 @pytest.fixture
 def tunnel(addon):
-    """The car tunnel sample at 8 fps (96 steps)."""
+    """The car tunnel sample at 8 fps (96 steps: Node Spacing Per Frame, one step a frame)."""
     names = sample.build(8)
+    bpy.context.scene.vehicle_motion.node_spacing = "PER_FRAME"
     return bpy.context.scene, bpy.data.objects[names["car"]], names
 
 
@@ -171,7 +172,7 @@ def test_fps_base_and_keys_outside_range(empty_scene):
     scene.render.fps, scene.render.fps_base = 30000, 1001.0
     vm = scene.vehicle_motion
     vm.use_frame_range = True  # the add-on's own range overrides the keys'
-    vm.frame_end, vm.steps_per_frame = 41, 3
+    vm.frame_end, vm.steps_per_frame, vm.node_spacing = 41, 3, "PER_FRAME"
     p = reader().read_problem(scene, car)
     fm = p.frame_map
     assert fm.fps == pytest.approx(30000 / 1001) and fm.steps == 120

@@ -33,7 +33,9 @@ FIGURES: dict[str, float] = {}  # measured figures, printed at the end of the mo
 
 
 def build(kind: str) -> dict:
-    return SAMPLES[kind].build()
+    names = SAMPLES[kind].build()
+    bpy.context.scene.vehicle_motion.node_spacing = "PER_FRAME"  # nodes on frames: node(scene, frame)
+    return names
 
 
 @pytest.fixture(scope="module", params=sorted(SAMPLES))

@@ -130,7 +130,10 @@ def test_keys_become_start_exact_waypoints_and_goal():
     assert sc["goal"]["position"] == [20.0, 3.0] and sc["goal"]["heading"] == pytest.approx(0.3)
     (wp,) = sc["waypoints"]
     assert wp["exact"] is True and wp["time"] == pytest.approx(59.5 * 1.001 / 30)
-    assert wp["position"] == [8.0, 1.0] and wp["radius"] == pytest.approx(0.05) and wp["heading"] == pytest.approx(0.2)
+    assert wp["position"] == [8.0, 1.0] and wp["heading"] == pytest.approx(0.2)
+    # half-way between two nodes (one a frame): imposed on the chord within the tolerance less the curve's
+    # departure from it, which the bake follows (core.shot.grid.key_allowance)
+    assert 0.025 <= wp["radius"] < 0.05
     assert sc["integrator"]["steps"] == round(119.25) and sc["time"]["duration"] == pytest.approx(119.25 * 1.001 / 30)
     assert segment.waypoint_labels == ["key of 'Car' at frame 60.5"]
 
