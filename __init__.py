@@ -17,18 +17,20 @@ def _classes() -> tuple:
 def register() -> None:
     import bpy
     from . import addon
-    from .addon import preview
+    from .addon import live, preview
     for cls in _classes():
         if not cls.is_registered:
             bpy.utils.register_class(cls)
     addon.attach()
     preview.register()
+    live.register()
 
 
 def unregister() -> None:
     import bpy
     from . import addon
-    from .addon import preview, solving
+    from .addon import live, preview, solving
+    live.unregister()
     solving.cancel_all()
     preview.unregister()
     addon.detach()

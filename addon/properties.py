@@ -352,6 +352,13 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
                               description="The vehicle whose bake keyed this object")
     is_baked: BoolProperty(name="Is Baked", default=False,
                            description="This object plays a baked action; Clear Bake restores the original")
+    node_grid: StringProperty(name="Node Grid", options={"HIDDEN"},
+                              description="The nodes the baked motion was solved on (how many, how far apart)")
+
+
+def _live_solve_changed(self, context) -> None:
+    from . import live  # imported here: it needs the handlers, the settings do not
+    live.toggled(self.id_data, self.live_solve)
 
 
 class VehicleMotionSceneSettings(bpy.types.PropertyGroup):
@@ -363,8 +370,21 @@ class VehicleMotionSceneSettings(bpy.types.PropertyGroup):
                              description="Frame at which the motion starts (with Own Frame Range)")
     frame_end: IntProperty(name="End", default=250, min=0,
                            description="Frame at which the motion ends (with Own Frame Range)")
+    node_spacing: EnumProperty(
+        name="Node Spacing", default="AUTOMATIC",
+        description="How many nodes Solve plans the motion at (the bake follows a smooth curve between them)",
+        items=[
+            ("AUTOMATIC", "Automatic", "A step chosen for the vehicle, the keys, the obstacles and the speed "
+                                       "(core.shot.grid): far fewer nodes than frames on long shots"),
+            ("PER_FRAME", "Per Frame", "Steps per Frame steps between two frames"),
+            ("COUNT", "Node Count", "Node Count nodes over the shot, evenly spaced"),
+        ])
+    node_count: IntProperty(name="Node Count", default=121, min=3, soft_max=2001,
+                            description="Nodes Solve plans the motion at, over the whole shot (Node Spacing "
+                                        "Node Count); at most 20001")
     steps_per_frame: IntProperty(name="Steps per Frame", default=2, min=1, max=1000,
-                                 description="Integrator steps between two frames")
+                                 description="Integrator steps between two frames: Simulate and secondary motion, "
+                                             "and Solve with Node Spacing Per Frame")
     integrator: EnumProperty(
         name="Integrator", default="VARIATIONAL",
         description="Time-stepping scheme",
@@ -412,6 +432,11 @@ class VehicleMotionSceneSettings(bpy.types.PropertyGroup):
                                   description="Share of the solve's time budget used so far")
     solve_status: StringProperty(name="Solve Status", options=set(),
                                  description="What the running solve is doing")
+    live_solve: BoolProperty(
+        name="Live Solve", default=False, update=_live_solve_changed,
+        description="Re-solve a solved vehicle, starting from its last solve, shortly after one of its keys, "
+                    "constraint empties or obstacles changes: the path is stored and previewed, not baked; "
+                    "turning Live Solve off bakes the vehicles it re-solved")
 
 
 classes = (VehicleMotionObjectSettings, VehicleMotionSceneSettings)

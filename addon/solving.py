@@ -51,6 +51,19 @@ class Outcome:
     error: str = ""                       # the scenario was refused or core failed: nothing to bake
     warnings: list[str] = field(default_factory=list)
     detail: str = ""                      # a failed solve in the solver's words (the console's)
+    # For a warm re-solve (addon.live): each segment's solve-space trajectory (multipliers included when it
+    # converged), the problem's shape they fit (shape()), and how each segment started ("primal-dual",
+    # "primal" or "none": core.dmoc.solve_scenario's stats["warm_start"]).
+    segment_trajectories: list = field(default_factory=list)
+    shape: tuple = ()
+    warm_starts: list[str] = field(default_factory=list)
+    gather_time_s: float = 0.0            # reading and planning the scene, when the caller timed it
+
+    @property
+    def warm_start(self) -> str:
+        """How the solve started: one kind when every segment started alike, else one per segment."""
+        kinds = list(dict.fromkeys(self.warm_starts))
+        return kinds[0] if len(kinds) == 1 else ", ".join(self.warm_starts)
 
     def figures(self) -> str:
         seg = f", {self.segments} segments" if self.segments > 1 else ""
@@ -157,14 +170,35 @@ def _frames(segment) -> str:
     return f"{fmt_frame(segment.frame_start)}–{fmt_frame(segment.frame_end)}"
 
 
-def solve(problem, progress=None, iteration=None) -> Outcome:
+def shape(problem) -> tuple:
+    """What a warm start must match: the vehicle and each segment's number of steps."""
+    return (problem.core_type, tuple(int(s.scenario.get("integrator", {}).get("steps", 0))
+                                     for s in problem.segments))
+
+
+def _solve_segment(solve_scenario, scenario: dict, initial, callback):
+    """``solve_scenario`` warm from ``initial`` (a solve-space trajectory) when core takes it, else cold:
+    a refused warm start (another step count, another vehicle) is no error."""
+    from ..core.errors import ScenarioError
+    from ..core.scenario import Table
+    if initial is not None:
+        try:
+            return solve_scenario(Table(copy.deepcopy(scenario)), initial=initial, callback=callback)
+        except ScenarioError as exc:
+            if exc.where != "initial trajectory":
+                raise
+    return solve_scenario(Table(scenario), callback=callback)
+
+
+def solve(problem, progress=None, iteration=None, initial: list | None = None) -> Outcome:
     """Solve every segment of ``problem`` in turn (synchronously). ``progress(i, n)`` is called
     as segment i of n starts, ``iteration(k, max_violation)`` as the solver reports iteration k
-    of that segment (``core.dmoc.solve_scenario``'s callback). Never raises for a failed solve
+    of that segment (``core.dmoc.solve_scenario``'s callback). ``initial``: per segment, a
+    solve-space trajectory to start from (``Outcome.segment_trajectories`` of an earlier solve;
+    None or a shorter list: cold for the rest). Never raises for a failed solve
     (what the callbacks raise propagates); a refused scenario is ``Outcome.error``. The
     trajectory is in world coordinates."""
     from ..core.errors import ScenarioError
-    from ..core.scenario import Table
     try:
         from ..core.dmoc import solve_scenario
     except ImportError as exc:
@@ -172,6 +206,8 @@ def solve(problem, progress=None, iteration=None) -> Outcome:
                        segments=len(problem.segments))
     fm = problem.frame_map
     pieces, out = [], Outcome(problem.vehicle, segments=len(problem.segments), warnings=list(problem.warnings))
+    out.shape = shape(problem)
+    starts = list(initial or ())
     out.cost, out.max_violation = 0.0, 0.0
     t0 = time.perf_counter()
     previous = None
@@ -183,7 +219,8 @@ def solve(problem, progress=None, iteration=None) -> Outcome:
         if segment.continues:
             scenario["start"] = continue_from(previous, problem)
         try:
-            trajectory, result, _setup = solve_scenario(Table(scenario), callback=iteration)
+            start = starts[i] if i < len(starts) else None
+            trajectory, result, _setup = _solve_segment(solve_scenario, scenario, start, iteration)
         except ScenarioError as exc:
             out.error = f"the solver refused the problem: {problem.describe(str(exc), segment)}"
             break
@@ -201,6 +238,7 @@ def solve(problem, progress=None, iteration=None) -> Outcome:
         out.cost += float(result.cost)
         out.max_violation = max(out.max_violation, float(result.max_constraint_violation))
         pieces.append(trajectory)
+        out.warm_starts.append(str(trajectory.stats.get("warm_start", "none")))
         previous = trajectory
         out.solved_segments = i + 1
         if not result.converged:
@@ -219,11 +257,17 @@ def solve(problem, progress=None, iteration=None) -> Outcome:
     if out.converged:
         out.status, out.message = "converged", "converged"
     if pieces:
+        out.segment_trajectories = list(pieces)
         joined = join(pieces)
         joined.stats.update(converged=out.converged, status=out.status, message=out.message, cost=out.cost,
                             max_constraint_violation=out.max_violation, iterations=out.iterations,
-                            wall_time_s=out.wall_time_s, backend=out.backend, segments=out.segments)
+                            wall_time_s=out.wall_time_s, backend=out.backend, segments=out.segments,
+                            warm_start=out.warm_start)
         out.trajectory = fm.trajectory_to_world(joined)
+        # the multipliers stay with segment_trajectories (addon.live's warm start); stored with the object
+        # they would make its trajectory about 6× larger and slower to store
+        from ..core.dmoc.warm import KEY
+        out.trajectory.series.pop(KEY, None)
         if out.converged:  # near a contact the spheres may reach in: the real geometry must not
             from ..core.shot.contacts import check_motion
             out.warnings.extend(check_motion(problem, out.trajectory))
@@ -251,8 +295,9 @@ def simulate(sim_problem):
 class SolveJob:
     """A solve in a worker thread: start(), progress(), cancel(), done, outcome."""
 
-    def __init__(self, problem):
+    def __init__(self, problem, initial=None):
         self.problem = problem
+        self.initial = initial            # per segment, a trajectory to start from (solve())
         self.outcome: Outcome | None = None
         self.segment, self.segments = 0, len(problem.segments)
         self.segment_started = self.started = time.perf_counter()
@@ -295,7 +340,7 @@ class SolveJob:
         try:
             try:
                 self._in_core.set()
-                outcome = solve(self.problem, self._progress, self._iteration)
+                outcome = solve(self.problem, self._progress, self._iteration, initial=self.initial)
             finally:
                 self._leave_core()
         except SolveCancelled:
@@ -421,4 +466,4 @@ def simulate_and_apply(obj, scene, *, bake: bool = True) -> tuple[str, str]:
 
 
 __all__ = ["Outcome", "SolveJob", "SolveCancelled", "solve", "simulate", "simulate_and_apply", "join",
-           "continue_from", "apply_outcome", "running", "cancel_all"]
+           "continue_from", "apply_outcome", "running", "cancel_all", "shape"]

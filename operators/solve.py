@@ -9,7 +9,7 @@ from __future__ import annotations
 import bpy
 from bpy.props import BoolProperty
 
-from ..addon import preview, scene_reader, solving
+from ..addon import live, preview, scene_reader, solving
 from .bake import _allowed, _object_problem, _run
 
 
@@ -44,6 +44,7 @@ class VEHICLE_MOTION_OT_solve_trajectory(bpy.types.Operator):
 
     _job = None
     _timer = None
+    _print = None   # addon.live.fingerprint of the scene the solve read
 
     @classmethod
     def poll(cls, context):
@@ -55,6 +56,7 @@ class VEHICLE_MOTION_OT_solve_trajectory(bpy.types.Operator):
     # -- synchronous: scripts and background mode ------------------------------------------------
     def execute(self, context):
         obj = context.active_object
+        self._print = live.fingerprint(context.scene, obj)
         problem = _run(self, lambda: scene_reader.read_problem(context.scene, obj))
         if problem is None:
             return {"CANCELLED"}
@@ -75,6 +77,8 @@ class VEHICLE_MOTION_OT_solve_trajectory(bpy.types.Operator):
         preview.tag_redraw()
         stored = outcome.trajectory is not None and (outcome.converged or self.bake_best_attempt) \
             and not outcome.error and not outcome.cancelled
+        if stored and level != "ERROR":  # Live Solve re-solves from here
+            live.remember(obj, outcome, self._print)
         return {"FINISHED"} if stored else {"CANCELLED"}
 
     # -- modal: the UI -------------------------------------------------------------------------
@@ -82,6 +86,7 @@ class VEHICLE_MOTION_OT_solve_trajectory(bpy.types.Operator):
         if bpy.app.background or context.window is None:
             return self.execute(context)
         obj = context.active_object
+        self._print = live.fingerprint(context.scene, obj)
         problem = _run(self, lambda: scene_reader.read_problem(context.scene, obj))
         if problem is None:
             return {"CANCELLED"}

@@ -20,6 +20,22 @@ def _vehicle(context):
     return obj
 
 
+def _node_lines(context, scene_settings) -> list[str]:
+    """The nodes Solve takes: per frame or by count over the own frame range (when set), and the grid the
+    active vehicle's stored motion was solved on (its bake records it)."""
+    lines = []
+    s = scene_settings
+    frames = s.frame_end - s.frame_start
+    if s.node_spacing == "PER_FRAME" and s.use_frame_range and frames > 0:
+        lines.append(f"{frames * s.steps_per_frame + 1} nodes over frames {s.frame_start}–{s.frame_end}")
+    elif s.node_spacing == "COUNT":
+        lines.append(f"{s.node_count} nodes over the shot")
+    obj = _vehicle(context)
+    if obj is not None and obj.vehicle_motion.node_grid:
+        lines.append(f"Solved on {obj.vehicle_motion.node_grid}")
+    return lines
+
+
 class VEHICLE_MOTION_PT_vehicle(_VehicleTab, bpy.types.Panel):
     bl_idname = "VEHICLE_MOTION_PT_vehicle"
     bl_label = "Vehicle"
@@ -89,7 +105,12 @@ class VEHICLE_MOTION_PT_solve(_VehicleTab, bpy.types.Panel):
         col.active = scene_settings.use_frame_range
         col.prop(scene_settings, "frame_start", text="Frame Start")
         col.prop(scene_settings, "frame_end", text="End")
+        layout.prop(scene_settings, "node_spacing")
+        if scene_settings.node_spacing == "COUNT":
+            layout.prop(scene_settings, "node_count")
         layout.prop(scene_settings, "steps_per_frame")
+        for line in _node_lines(context, scene_settings):
+            layout.label(text=line, icon="TIME")
         layout.prop(scene_settings, "integrator")
         layout.prop(scene_settings, "key_tolerance")
         col = layout.column(align=True, heading="Cost Weights")
@@ -118,6 +139,9 @@ class VEHICLE_MOTION_PT_bake(_VehicleTab, bpy.types.Panel):
         row = col.row(align=True)
         row.operator("vehicle_motion.solve_trajectory", text="Solve, Store Only").bake_after_solve = False
         row.operator("vehicle_motion.solve_trajectory", text="Keep Best Attempt").bake_best_attempt = True
+        col.prop(scene_settings, "live_solve", toggle=True, icon="FILE_REFRESH")
+        if scene_settings.live_solve:  # it stores and previews; the bake waits (addon.live)
+            col.label(text="Changes re-solve and store; turning it off bakes", icon="INFO")
         col.operator("vehicle_motion.simulate", icon="FORCE_FORCE")
         if obj is not None:
             settings = obj.vehicle_motion
