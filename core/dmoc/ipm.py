@@ -77,6 +77,7 @@ KAPPA_SIGMA = 1e10        # bound-multiplier safeguard (WB06 eq. 16)
 MAX_SOC, KAPPA_SOC = 4, 0.99
 DELTA_REG = 1e-9          # constant quasi-definite regularisation, removed by iterative refinement
 KAPPA_D = 1e-5            # linear damping of variables bounded on one side only (WB06 §3.7)
+REFINE_K, REFINE_FULL = 1e-14, 1e-12   # iterative refinement stops at these relative residuals (K; the full system)
 WARM_PUSH, WARM_MULT_PUSH = 1e-9, 1e-9   # a warm start's bound push and multiplier floor (IPOPT's warm_start_*)
 SIGMA_MIN, SIGMA_MAX, SIGMA_TOL, SECTION_STEPS = 1e-6, 100.0, 1e-2, 8   # quality-function search
 # restoration: its barrier parameter falls (as μ does, WB06 eq. 7) whenever its merit is stationary to
@@ -336,7 +337,7 @@ class KKTSystem:
         res = bp - self._Kp_dot(xp)
         rn = _amax(res) / nb
         for _ in range(refine):
-            if rn <= 1e-14 or not np.isfinite(rn):
+            if rn <= REFINE_K or not np.isfinite(rn):
                 break
             x2 = xp + self.lu.solve(res)
             res2 = bp - self._Kp_dot(x2)
@@ -356,7 +357,7 @@ class KKTSystem:
         e = self._full_residual(dx, ds, dy, r_x, r_s, r_c)
         err = _amax(*e) / scale
         for _ in range(refine):
-            if err <= 1e-12 or not np.isfinite(err):
+            if err <= REFINE_FULL or not np.isfinite(err):
                 break
             cx, cs, cy, _ = self._solve_reduced(*e)
             dx2, ds2, dy2 = dx - cx, ds - cs, dy - cy

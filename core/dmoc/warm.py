@@ -3,7 +3,8 @@
 A converged scipy interior-point solve writes its multipliers (``core.dmoc.ipm.Duals``, unscaled) into
 the trajectory under the top-level key ``solver_state``, tagged with the problem's
 ``NLP.structure_key()``. A later solve started from that trajectory (``--initial``, ``solve_scenario(…,
-initial=…)``, the add-on's stored solution) uses them when its own problem has the same key: only
+initial=…)``, the add-on's Live Solve, which keeps its last solve-space trajectories in memory) uses them
+when its own problem has the same key: only
 values moved (a key, the goal, an obstacle), not the shape of the problem. Otherwise the warm start is
 primal only. The stored arrays are checked (sizes, finite, bound multipliers ≥ 0) before use.
 """
