@@ -99,6 +99,40 @@ def add_object(name: str, parent=None, kind: str = "MESH"):
     return obj
 
 
+def keyed_car(scene, keys, *, name="Car", wheels=True, unit=1.0):
+    """A 4 × 1.8 × 1 m box car (in metres × ``unit`` scene units), its four wheel empties unless ``wheels`` is
+    False, keyed at (frame, (x, y) m, heading)."""
+    car = add_object(name)
+    car.scale = (2.0 * unit, 0.9 * unit, 0.5 * unit)
+    car.rotation_mode = "XYZ"
+    car.vehicle_motion.preset = "HATCHBACK"
+    if wheels:
+        for role in ("wheel_rear_left", "wheel_rear_right", "wheel_front_left", "wheel_front_right"):
+            setattr(car.vehicle_motion, role, add_object(role, parent=car, kind="EMPTY"))
+    for frame, (x, y), heading in keys:
+        car.location = (x * unit, y * unit, 0.0)
+        car.rotation_euler = (0.0, 0.0, heading)
+        car.keyframe_insert("location", frame=frame)
+        car.keyframe_insert("rotation_euler", frame=frame)
+    return car
+
+
+def solve_active(scene, obj) -> str:
+    """Solve Trajectory on ``obj`` with the scipy backend; the report (asserting the operator finished)."""
+    scene.vehicle_motion.solver_backend = "SCIPY"
+    bpy.context.view_layer.objects.active = obj
+    result = bpy.ops.vehicle_motion.solve_trajectory()
+    report = scene.vehicle_motion.last_report
+    assert result == {"FINISHED"}, report
+    return report
+
+
+def stored(obj):
+    """The trajectory stored with ``obj``."""
+    from vehicle_motion.addon import storage
+    return storage.load(obj)
+
+
 def make_active(obj) -> None:
     view_layer = bpy.context.view_layer
     for other in view_layer.objects:

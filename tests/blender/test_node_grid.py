@@ -11,38 +11,9 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+from conftest import keyed_car, solve_active as solve, stored  # noqa: E402
+
 TWELVE_SECONDS = [(1, (0.0, 0.0), 0.0), (97, (20.0, 2.0), 0.2), (193, (40.0, 4.0), 0.0), (289, (60.0, 8.0), 0.0)]
-
-
-def stored(car):
-    from vehicle_motion.addon import storage
-    return storage.load(car)
-
-
-def keyed_car(scene, keys, *, unit=1.0):
-    """A box car with its four wheel empties, keyed at (frame, (x, y) m, heading) in ``unit`` scene units a metre."""
-    from conftest import add_object
-    car = add_object("Car")
-    car.scale = (2.0 * unit, 0.9 * unit, 0.5 * unit)
-    car.rotation_mode = "XYZ"
-    car.vehicle_motion.preset = "HATCHBACK"
-    for role in ("wheel_rear_left", "wheel_rear_right", "wheel_front_left", "wheel_front_right"):
-        setattr(car.vehicle_motion, role, add_object(role, parent=car, kind="EMPTY"))
-    for frame, (x, y), heading in keys:
-        car.location = (x * unit, y * unit, 0.0)
-        car.rotation_euler = (0.0, 0.0, heading)
-        car.keyframe_insert("location", frame=frame)
-        car.keyframe_insert("rotation_euler", frame=frame)
-    return car
-
-
-def solve(scene, car) -> str:
-    scene.vehicle_motion.solver_backend = "SCIPY"
-    bpy.context.view_layer.objects.active = car
-    result = bpy.ops.vehicle_motion.solve_trajectory()
-    report = scene.vehicle_motion.last_report
-    assert result == {"FINISHED"}, report
-    return report
 
 
 def at(scene, obj, frame: float) -> np.ndarray:

@@ -11,37 +11,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-
-def stored(car):
-    from vehicle_motion.addon import storage
-    return storage.load(car)
-
-
-def keyed_car(scene, keys, *, name="Car", wheels=True, unit=1.0):
-    """A 4 × 1.8 × 1 m box car (in metres × ``unit`` scene units) keyed at (frame, (x, y) m, heading)."""
-    from conftest import add_object
-    car = add_object(name)
-    car.scale = (2.0 * unit, 0.9 * unit, 0.5 * unit)
-    car.rotation_mode = "XYZ"
-    car.vehicle_motion.preset = "HATCHBACK"
-    if wheels:
-        for role in ("wheel_rear_left", "wheel_rear_right", "wheel_front_left", "wheel_front_right"):
-            setattr(car.vehicle_motion, role, add_object(role, parent=car, kind="EMPTY"))
-    for frame, (x, y), heading in keys:
-        car.location = (x * unit, y * unit, 0.0)
-        car.rotation_euler = (0.0, 0.0, heading)
-        car.keyframe_insert("location", frame=frame)
-        car.keyframe_insert("rotation_euler", frame=frame)
-    return car
-
-
-def solve(scene, car) -> str:
-    scene.vehicle_motion.solver_backend = "SCIPY"
-    bpy.context.view_layer.objects.active = car
-    result = bpy.ops.vehicle_motion.solve_trajectory()
-    report = scene.vehicle_motion.last_report
-    assert result == {"FINISHED"}, report
-    return report
+from conftest import keyed_car, solve_active as solve, stored  # noqa: E402
 
 
 def world_at(scene, obj, frame: float) -> np.ndarray:
