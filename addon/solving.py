@@ -191,6 +191,38 @@ def _solve_segment(solve_scenario, scenario: dict, initial, callback):
 
 
 def solve(problem, progress=None, iteration=None, initial: list | None = None) -> Outcome:
+    """Solve ``problem`` (:func:`solve_segments`). On an Automatic grid, a converged motion whose collision
+    spheres come into an obstacle's margin between nodes by more than the grid allows
+    (``core.shot.grid.refine``, measured at every baked frame) is solved once more on a grid twice as fine,
+    warm-started from it (``grid.resample_trajectory``); a warning says so. If that re-solve fails, the
+    first motion stands, with a warning naming the cut."""
+    out = solve_segments(problem, progress, iteration, initial)
+    if not out.converged or out.trajectory is None or problem.frame_map.spacing != "AUTOMATIC":
+        return out
+    from ..core.shot import grid
+    from ..core.shot.plan import ShotError
+    try:
+        found = grid.refine(problem, out.trajectory)
+    except ShotError as exc:
+        out.warnings.append(f"the motion between nodes comes close to an obstacle, but a finer grid is refused: {exc}")
+        return out
+    if found is None:
+        return out
+    finer, cut = found
+    warm = [grid.resample_trajectory(t, int(seg.scenario["integrator"]["steps"]))
+            for t, seg in zip(out.segment_trajectories, finer.segments)]
+    again = solve_segments(finer, progress, iteration, warm)
+    if not again.converged:
+        out.warnings.append(f"{cut.describe()}; the re-solve on twice the nodes did not converge "
+                            f"({again.error or again.message}): the first motion is kept")
+        return out
+    again.warnings.append(f"{cut.describe()}: solved again on twice the nodes")
+    again.iterations += out.iterations
+    again.wall_time_s += out.wall_time_s
+    return again
+
+
+def solve_segments(problem, progress=None, iteration=None, initial: list | None = None) -> Outcome:
     """Solve every segment of ``problem`` in turn (synchronously). ``progress(i, n)`` is called
     as segment i of n starts, ``iteration(k, max_violation)`` as the solver reports iteration k
     of that segment (``core.dmoc.solve_scenario``'s callback). ``initial``: per segment, a

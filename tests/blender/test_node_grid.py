@@ -164,3 +164,45 @@ def test_the_panel_shows_the_grid(empty_scene):
     assert lines == [f"Solved on {car.vehicle_motion.node_grid}"] and "nodes" in lines[0]
     vm.node_spacing, vm.node_count = "COUNT", 61
     assert _node_lines(context, vm)[0] == "61 nodes over the shot"
+
+
+def test_solve_refines_an_automatic_grid_whose_motion_cuts_into_an_obstacle(addon):
+    """Solve (addon.solving.solve) on an Automatic grid eight times too coarse for a post beside the way: the
+    motion between nodes comes into the post's margin, so it is solved again on twice the nodes, warm, and
+    the warning names the cut; the finer motion keeps out of the margin by more than the coarse one."""
+    import math as m
+    from vehicle_motion.addon import solving
+    from vehicle_motion.core.shot import grid
+    from vehicle_motion.core.shot.frames import FrameMap
+    from vehicle_motion.core.shot.geometry import ObstacleShape
+    from vehicle_motion.core.shot.plan import KeyPose, ShotInput, ShotSettings, plan, refined_problem
+
+    def rot(h):
+        return np.array([[m.cos(h), -m.sin(h), 0.0], [m.sin(h), m.cos(h), 0.0], [0.0, 0.0, 1.0]])
+
+    keys = [(1.0, (0.0, 0.0), 0.0), (97.0, (40.0, 0.0), 0.0)]
+    poses = [KeyPose(f, np.array([x, y, 0.0]), rot(h), rotation_keyed=True, speed=0.0 if i == 0 else None,
+                     euler_heading=h) for i, (f, (x, y), h) in enumerate(keys)]
+    post = ObstacleShape("Post", "sphere", np.array([20.0, 1.5, 0.5]), radius=1.0, margin=0.2)
+    shot = ShotInput(vehicle="Car", vehicle_type="CAR", core_type="car",
+                     frame_map=FrameMap(1.0, 97.0, 24.0, 2, 1.0, spacing="AUTOMATIC"), keys=poses,
+                     empties=[], obstacles=[post], spheres=np.array([[1.2, 0.0, 0.5, 1.0]]),
+                     parameters={"type": "car", "mass": 1200.0, "wheel_radius": 0.3, "wheelbase": 2.55,
+                                 "wheel_inertia": 1.8, "yaw_inertia": 1700.0, "max_steering_angle": m.radians(35.0),
+                                 "max_steering_rate": 1.2, "max_torque": 4000.0},
+                     input_limits={"torque": 4000.0, "steering_rate": 1.2},
+                     settings=ShotSettings(key_tolerance=0.05, weights={"effort": 1.0},
+                                           solver={"backend": "scipy", "max_iter": 300, "tol": 1e-6,
+                                                   "time_limit_s": 60.0}))
+    coarse = refined_problem(plan(shot), 0.125)      # an Automatic grid 8× coarser than the rule's
+    first = solving.solve_segments(coarse)
+    assert first.converged, first.message
+    cut = grid.cut_in(coarse, first.trajectory)
+    assert cut is not None and cut.too_deep           # the case refinement is for
+    out = solving.solve(coarse)
+    assert out.converged, out.message
+    steps = [s.scenario["integrator"]["steps"] for s in coarse.segments]
+    assert len(out.trajectory.time) - 1 == 2 * sum(steps)
+    assert any("solved again on twice the nodes" in w and "'Post'" in w for w in out.warnings), out.warnings
+    finer_cut = grid.cut_in(refined_problem(coarse, 2), out.trajectory)
+    assert finer_cut.depth < cut.depth
