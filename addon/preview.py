@@ -18,7 +18,7 @@ OTHER_COLOR = (0.3, 0.75, 1.0, 0.6)
 
 
 def path_points(obj) -> np.ndarray | None:
-    """World positions (N, 3) of the trajectory stored with obj, or None."""
+    """World positions (K, 3) of the path of the trajectory stored with obj (every frame and node), or None."""
     s = obj.vehicle_motion
     if not s.has_trajectory or not s.trajectory_data:
         return None
@@ -31,9 +31,21 @@ def path_points(obj) -> np.ndarray | None:
         trajectory = storage.decode(s.trajectory_data)
     except Exception:  # damaged data: nothing to draw (Bake reports it)
         return None
-    points = np.asarray(trajectory.position, dtype=np.float32).reshape(-1, 3)
+    points = np.asarray(_curve(trajectory), dtype=np.float32).reshape(-1, 3)
     _cache[obj.name] = (key, points)
     return points
+
+
+def _curve(trajectory) -> np.ndarray:
+    """The path as the bake places it: the curve between nodes (core.shot.resample) at every frame of
+    the stored frame rate and at every node; the nodes alone when the trajectory has no frame rate."""
+    t = np.asarray(trajectory.time, dtype=float)
+    fps = float(trajectory.stats.get("fps") or 0.0)
+    if len(t) < 2 or not np.isfinite(fps) or fps <= 0.0:
+        return np.asarray(trajectory.position, dtype=float)
+    from ..core.shot.resample import sample
+    times = np.union1d(t, np.arange(t[0], t[-1], 1.0 / fps))
+    return sample(trajectory, times).position
 
 
 def _segments(points: np.ndarray) -> np.ndarray:

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..lie import quaternion
 from .frames import bake_frames, fmt_frame
+from .resample import sample
 
 TOLERANCE = 0.01   # m: how far the real geometry may reach into an obstacle it touches
 SLACK = 1e-3       # m: the floor at a contact is this far below the spheres' clearance there
@@ -69,17 +69,9 @@ def real_clearance(shape, vertices: np.ndarray, position, rotation, scale: float
 
 
 def _poses(trajectory, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions and rotation matrices at ``times`` as the bake places them: positions interpolated
-    linearly between nodes, orientations spherically."""
-    t = np.asarray(trajectory.time, dtype=float)
-    P = np.asarray(trajectory.position, dtype=float)
-    Q = quaternion.make_continuous(quaternion.normalize(np.asarray(trajectory.orientation, dtype=float)))
-    if len(t) == 1:
-        return np.repeat(P, len(times), axis=0), np.repeat(quaternion.to_matrix(Q), len(times), axis=0)
-    i = np.clip(np.searchsorted(t, times, side="right") - 1, 0, len(t) - 2)
-    u = np.clip((times - t[i]) / (t[i + 1] - t[i]), 0.0, 1.0)
-    pos = P[i] * (1.0 - u)[:, None] + P[i + 1] * u[:, None]
-    return pos, quaternion.to_matrix(quaternion.slerp(Q, i, u))
+    """Positions and rotation matrices at ``times`` as the bake places them (core.shot.resample's curve)."""
+    smp = sample(trajectory, np.asarray(times, dtype=float))
+    return smp.position, smp.rotation
 
 
 def deepest(problem, trajectory) -> tuple[float, float, str] | None:
@@ -115,7 +107,7 @@ def check_motion(problem, trajectory) -> list[str]:
         return []
     d, frame, label = worst
     return [f"'{problem.vehicle}' reaches {-d * 100:.3g} cm into {label} at frame {fmt_frame(frame)} (its mesh; "
-            f"a contact may touch by {TOLERANCE * 100:g} cm): key the touching pose later or raise Steps per Frame"]
+            f"a contact may touch by {TOLERANCE * 100:g} cm): key the touching pose later or set a finer Node Spacing"]
 
 
 __all__ = ["Contact", "TOLERANCE", "SLACK", "MIN_SPAN", "span_for", "world_points", "real_clearance", "deepest",

@@ -39,8 +39,8 @@ gets ⌈its frames / frames per step⌉ steps.
 One step per solve: the integrators and DMOC take one h = T/N for a whole segment, so a finer grid
 only where a constraint is active is out of reach; :func:`cut_in` measures the baked motion against the
 obstacles at every frame and :func:`refine` gives the finer grid to re-solve with, warm-started by
-:func:`resample_trajectory` (``benchmarks/node_grid.py`` runs it; the add-on's Solve does not call it
-yet). Pure Python; no Blender.
+:func:`resample_trajectory` (the add-on's Solve does it once on an Automatic grid, ``addon/solving.py``).
+Pure Python; no Blender.
 """
 from __future__ import annotations
 

@@ -339,12 +339,19 @@ def test_helicopter_solve(empty_scene):
 
 
 def test_preview_path_is_the_stored_trajectory(files):
-    """The viewport preview draws the stored path; in background mode it registers no draw handler."""
+    """The viewport preview draws the stored path as the bake places it: through every node and, between
+    them, the bake's curve at every frame; in background mode it registers no draw handler."""
     from vehicle_motion.addon import preview
+    from vehicle_motion.core.shot.resample import sample
     _, solved, _ = files
     scene, car = open_file(solved)
     assert preview._handle is None  # bpy.app.background: nothing is drawn
     points = preview.path_points(car)
-    assert points.shape == (97, 3) and points == pytest.approx(stored(car).position, abs=1e-5)
+    traj = stored(car)
+    t = np.asarray(traj.time)
+    times = np.union1d(t, np.arange(t[0], t[-1], 1.0 / traj.stats["fps"]))
+    assert points.shape == (len(times), 3) and len(times) >= len(t)
+    assert points[np.searchsorted(times, t)] == pytest.approx(traj.position, abs=1e-5)
+    assert points == pytest.approx(sample(traj, times).position, abs=1e-5)
     assert preview.path_points(car) is points  # decoded once per stored version
     assert preview.path_points(car.vehicle_motion.wheel_rear_left) is None
