@@ -21,8 +21,10 @@ KEY = "solver_state"
 
 
 def attach(traj: Trajectory, structure_key: str, duals: Duals | None) -> None:
-    """Store ``duals`` in ``traj`` (nothing when there are none)."""
-    if duals is None:
+    """Store ``duals`` in ``traj`` (nothing when there are none, or when any is not finite: the output must
+    never carry NaN, and a trajectory without them still warm-starts primal)."""
+    if duals is None or not all(np.isfinite(a).all() for a in (duals.y, duals.z_lower, duals.z_upper)) \
+            or not np.isfinite(duals.mu):
         return
     traj.series[KEY] = {"structure": structure_key, "barrier": float(duals.mu),
                         "constraint_multipliers": np.asarray(duals.y, dtype=float),

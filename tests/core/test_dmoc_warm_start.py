@@ -14,7 +14,7 @@ from core.dmoc.initial_guess import initial_guess
 from core.dmoc.ipm import Duals, KKTSystem, interior_point
 from core.dmoc.scenario import read
 from core.dmoc.solve import scaling, solve
-from core.dmoc.warm import KEY, duals_for
+from core.dmoc.warm import KEY, attach, duals_for
 from core.scenario import loads
 from core.trajectory import Trajectory
 
@@ -162,3 +162,16 @@ def test_warm_duals_are_checked_by_shape_in_the_ipm_too():
     assert r.converged and isinstance(r.duals, Duals)
     assert r.duals.y.shape == (nlp.m,) and r.duals.z_lower.shape == r.duals.z_upper.shape
     assert np.all(r.duals.z_lower >= 0) and np.all(r.duals.z_upper >= 0) and r.duals.mu > 0
+
+
+def test_multipliers_that_are_not_finite_are_not_stored(solved):
+    traj, result = solved
+    t = Trajectory.from_dict(traj.to_dict())
+    t.series.pop(KEY)
+    bad = Duals(y=np.full_like(result.duals.y, np.nan), z_lower=result.duals.z_lower,
+                z_upper=result.duals.z_upper, mu=result.duals.mu)
+    attach(t, "key", bad)
+    assert KEY not in t.series
+    t.to_json()   # still writable
+    attach(t, "key", result.duals)
+    assert t.series[KEY]["structure"] == "key"
