@@ -36,11 +36,8 @@ def box_clearance(obstacle, points: np.ndarray) -> np.ndarray:
 
 
 def solve(scene, vehicle) -> str:
-    scene.vehicle_motion.solver_backend = "SCIPY"
-    bpy.context.view_layer.objects.active = vehicle
-    result = bpy.ops.vehicle_motion.solve_trajectory()
-    report = scene.vehicle_motion.last_report
-    assert result == {"FINISHED"}, report
+    from conftest import solve_active
+    report = solve_active(scene, vehicle)
     assert "reaches" not in report, report   # core.shot.contacts.check_motion found nothing
     return report
 
