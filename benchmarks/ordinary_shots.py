@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "samples"))
 from build_car_tunnel_scene import _box as box, _cylinder as cylinder  # noqa: E402
 from build_car_tunnel_scene import _mesh_object, addon_registered  # noqa: E402
 from build_roof_landing_scene import PAD, box_obstacle, helicopter  # noqa: E402
-from scene_kit import world_vertices  # noqa: E402
+from scene_kit import key_at_rest_pose, world_vertices  # noqa: E402
 
 LIMIT_SLIP_DEG = 0.5
 LIMIT_SPIN_PCT = 1.0
@@ -494,22 +494,25 @@ def shot_helicopter_land_empty():
     return row
 
 
-def shot_boat():
-    """9. A 5 × 2 × 0.8 m closed box boat floating level docks at rest, bow against a box pier."""
-    scene = new_file(10, frames=(1, 51))
+def keyed_box_boat(keys):
+    """A 5 × 2 × 0.8 m closed box boat (preset RIB Boat), keyed at rest, level, at (frame, x, y) m with its
+    centre at its waterline height (the box displaces its mass)."""
     boat = mesh_object("Boat", box((-2.5, -1.0, -0.4), (2.5, 1.0, 0.4)))
     boat.rotation_mode = "XYZ"
     boat.vehicle_motion.preset = "RIB_BOAT"
+    draft = boat.vehicle_motion.mass / (1000.0 * 5.0 * 2.0)
+    z = 0.4 - draft                                             # its centre: 0.4 m above its bottom
+    for frame, x, y in keys:
+        key_at_rest_pose(boat, frame, (x, y, z))
+    return boat
+
+
+def shot_boat():
+    """9. A 5 × 2 × 0.8 m closed box boat floating level docks at rest, bow against a box pier."""
+    scene = new_file(10, frames=(1, 51))
     vm = scene.vehicle_motion
     vm.steps_per_frame, vm.max_iter, vm.time_limit_s, vm.tol = 1, 500, 120.0, 1e-5
-    draft = boat.vehicle_motion.mass / (1000.0 * 5.0 * 2.0)     # at its waterline: the box displaces its mass
-    z = 0.4 - draft                                             # its centre: 0.4 m above its bottom
-    for frame, x in ((1, -2.0), (51, 2.0)):   # at rest; at the berth the bow (2.5 m ahead) is on the pier
-        boat.location = (x, 0.0, z)
-        boat.rotation_euler = (0.0, 0.0, 0.0)
-        boat.vehicle_motion.speed = 0.0
-        for path in ("location", "rotation_euler", "vehicle_motion.speed"):
-            boat.keyframe_insert(path, frame=frame)
+    boat = keyed_box_boat([(1, -2.0, 0.0), (51, 2.0, 0.0)])   # at the berth the bow (2.5 m ahead) is on the pier
     pier = box_obstacle(scene, "Pier", (4.5, -4.0, -0.6), (6.5, 4.0, 0.8))
     return run("9", "boat docks at rest against a box pier (10 fps)", scene, boat, obstacles=[pier])
 

@@ -33,37 +33,18 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "samples"))
 import ordinary_shots as shots  # noqa: E402
 import build_car_tunnel_scene as car_tunnel  # noqa: E402
-from build_car_tunnel_scene import _box as box, _cylinder as cylinder  # noqa: E402
-from build_roof_landing_scene import box_obstacle, helicopter  # noqa: E402
+from build_car_tunnel_scene import _cylinder as cylinder  # noqa: E402
+from build_roof_landing_scene import box_obstacle, helicopter, mesh_obstacle  # noqa: E402
 
 LIMITS_S = {"boat": 20.0, "boat-beside": 20.0, "heli": 5.0, "car": 1.0}
-
-
-def obstacle(scene, name: str, build, location):
-    """A mesh obstacle in the Obstacles collection."""
-    coll = bpy.data.collections.get("Obstacles")
-    if coll is None:
-        coll = bpy.data.collections.new("Obstacles")
-        scene.collection.children.link(coll)
-    return shots.mesh_object(name, build, collection=coll, location=location)
 
 
 def shot_boat(buoy=(-7.0, -1.6), number: str = "boat",
               what: str = "RIB, 12 s at 24 fps, round a buoy on its straight way to a pier's berth") -> shots.Row:
     scene = shots.new_file(24, frames=(1, 289))
-    boat = shots.mesh_object("Boat", box((-2.5, -1.0, -0.4), (2.5, 1.0, 0.4)))
-    boat.rotation_mode = "XYZ"
-    boat.vehicle_motion.preset = "RIB_BOAT"
-    draft = boat.vehicle_motion.mass / (1000.0 * 5.0 * 2.0)     # the box floats at its waterline
-    z = 0.4 - draft
-    for frame, x, y in ((1, -16.0, -3.0), (289, 2.0, 0.0)):      # at rest; at the berth the bow is on the pier
-        boat.location = (x, y, z)
-        boat.rotation_euler = (0.0, 0.0, 0.0)
-        boat.vehicle_motion.speed = 0.0
-        for path in ("location", "rotation_euler", "vehicle_motion.speed"):
-            boat.keyframe_insert(path, frame=frame)
+    boat = shots.keyed_box_boat([(1, -16.0, -3.0), (289, 2.0, 0.0)])   # at the berth the bow is on the pier
     pier = box_obstacle(scene, "Pier", (4.5, -4.0, -0.6), (6.5, 4.0, 0.8))
-    buoy = obstacle(scene, "Buoy", cylinder(0.6, 1.6), (buoy[0], buoy[1], 0.0))
+    buoy = mesh_obstacle(scene, "Buoy", cylinder(0.6, 1.6), (buoy[0], buoy[1], 0.0))
     return shots.run(number, what, scene, boat, obstacles=[pier, buoy])
 
 
@@ -73,7 +54,7 @@ def shot_heli() -> shots.Row:
     vm = scene.vehicle_motion
     vm.max_iter, vm.time_limit_s = 1000, 300.0   # the scene's defaults, not the roof-landing sample's
     tower = box_obstacle(scene, "Tower", (3.0, -13.0, 0.0), (9.0, -7.0, 22.0))   # beside the way, taller than it
-    mast = obstacle(scene, "Mast", cylinder(0.5, 24.0), (7.0, 7.5, 12.0))
+    mast = mesh_obstacle(scene, "Mast", cylinder(0.5, 24.0), (7.0, 7.5, 12.0))
     return shots.run("heli", "helicopter, 12 s at 30 fps, between a tower and a mast to a roof", scene, heli,
                      obstacles=[building, tower, mast])
 

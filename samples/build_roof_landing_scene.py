@@ -25,15 +25,20 @@ PAD = (16.0, 0.0, ROOF)          # where the skids rest on the roof
 HOVER = (0.0, 0.0, 14.0)         # the start, hovering at rest
 
 
-def box_obstacle(scene, name: str, lo, hi):
-    """An axis-aligned box obstacle from ``lo`` to ``hi`` (world, scene units), in the Obstacles collection."""
+def mesh_obstacle(scene, name: str, build, location=(0.0, 0.0, 0.0)):
+    """A mesh obstacle built by ``build(bm)`` at ``location``, in the Obstacles collection (made if missing)."""
     coll = bpy.data.collections.get("Obstacles")
     if coll is None:
         coll = bpy.data.collections.new("Obstacles")
         scene.collection.children.link(coll)
+    return _mesh_object(name, build, coll, location=tuple(location))
+
+
+def box_obstacle(scene, name: str, lo, hi):
+    """An axis-aligned box obstacle from ``lo`` to ``hi`` (world, scene units), in the Obstacles collection."""
     centre = 0.5 * (np.array(lo, dtype=float) + np.array(hi, dtype=float))
     half = 0.5 * (np.array(hi, dtype=float) - np.array(lo, dtype=float))
-    return _mesh_object(name, _box(tuple(-half), tuple(half)), coll, location=tuple(centre))
+    return mesh_obstacle(scene, name, _box(tuple(-half), tuple(half)), centre)
 
 
 def helicopter(scene, *, frame_end: int = 41, land_key: bool = True):
@@ -49,11 +54,7 @@ def helicopter(scene, *, frame_end: int = 41, land_key: bool = True):
     s.main_rotor, s.tail_rotor = rotor, tail
     s.rotor_axis, s.tail_rotor_axis = "Z", "Y"
     for frame, location in [(1, HOVER)] + ([(frame_end, PAD)] if land_key else []):
-        heli.location = location
-        heli.rotation_quaternion = (1.0, 0.0, 0.0, 0.0)
-        s.speed = 0.0
-        for path in ("location", "rotation_quaternion", "vehicle_motion.speed"):
-            heli.keyframe_insert(path, frame=frame)
+        scene_kit.key_at_rest_pose(heli, frame, location)
     vm = scene.vehicle_motion
     vm.steps_per_frame, vm.max_iter, vm.time_limit_s = 1, 500, 120.0
     building = box_obstacle(scene, "Building", (11.0, -5.0, 0.0), (21.0, 5.0, ROOF))

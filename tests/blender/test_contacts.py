@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "samples"))
 from build_car_tunnel_scene import _box, _mesh_object  # noqa: E402
 from build_roof_landing_scene import PAD, ROOF, box_obstacle  # noqa: E402
 from build_roof_landing_scene import helicopter as _helicopter  # noqa: E402
-from scene_kit import world_vertices  # noqa: E402
+from scene_kit import key_at_rest_pose, world_vertices  # noqa: E402
 
 TOL = 0.01
 FIGURES: dict[str, float] = {}
@@ -154,11 +154,7 @@ def test_boat_docks_against_a_pier(empty_scene):
 
     def key(z):
         for frame, x in ((1, -2.0), (51, 2.0)):   # at rest; at the berth the bow (2.5 m ahead) is on the pier
-            boat.location = (x, 0.0, z)
-            boat.rotation_euler = (0.0, 0.0, 0.0)
-            boat.vehicle_motion.speed = 0.0
-            for path in ("location", "rotation_euler", "vehicle_motion.speed"):
-                boat.keyframe_insert(path, frame=frame)
+            key_at_rest_pose(boat, frame, (x, 0.0, z))
     key(0.0)
     # floating level at rest: the height at which the solver's hull (this mesh) displaces the boat's mass
     z = float(read_boat(Table(dict(scene_reader.read_problem(scene, boat).scenario["vehicle"]))).float_height())
