@@ -57,11 +57,10 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     duals, warm_kind = None, "none" if initial is None else "primal"
     for outer in range(1, 5):  # outer solves: SE(3) models re-centre their pose charts between them
         nlp = assemble(model, spec)
-        key = nlp.structure_key()
         if outer == 1:
             start, left = time.perf_counter(), budget
             if initial is not None:
-                duals = duals_for(initial, key, nlp.m, nlp.n + int(np.count_nonzero(nlp.cl != nlp.cu)))
+                duals = duals_for(initial, nlp)
                 warm_kind = "primal" if duals is None else "primal-dual"
         else:
             left = replace(budget, max_iter=budget.max_iter - iterations,
@@ -95,7 +94,7 @@ def solve_scenario(root: Any, backend: str | None = None, initial: Trajectory | 
     result.wall_time_s = solve_time
     traj = model.trajectory(y0)
     if result.converged:
-        attach(traj, key, result.duals)
+        attach(traj, nlp, result.duals)
     traj.stats.update(result.stats())
     traj.stats["warm_start"] = warm_kind
     traj.stats["outer_solves"] = outer

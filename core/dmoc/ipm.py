@@ -237,13 +237,13 @@ class KKTSystem:
         self._h_off = np.flatnonzero(off)
         self._hr_off, self._hc_off = hr[off], hc[off]   # W's strict lower triangle, for Wᵀ's half of W dx
         self._h_zero = np.zeros(len(hr))
-        diag = np.arange(size, dtype=np.int64)
-        # every entry of K, in the order the value array of factor() is built
-        rows = np.concatenate([hr, hc[off], n + jr, jc, diag])
-        cols = np.concatenate([hc, hr[off], jc, n + jr, diag])
         key = _pattern_key(n, m, hr, hc, jr, jc)
         layout = _LAYOUTS.get(key)
         if layout is None:
+            diag = np.arange(size, dtype=np.int64)
+            # every entry of K, in the order the value array of factor() is built (the diagonal last)
+            rows = np.concatenate([hr, hc[off], n + jr, jc, diag])
+            cols = np.concatenate([hc, hr[off], jc, n + jr, diag])
             layout = _Layout.of(size, rows, cols)
             _LAYOUTS[key] = layout
             while len(_LAYOUTS) > _LAYOUT_CACHE_SIZE:
@@ -251,7 +251,7 @@ class KKTSystem:
         self.perm, self.iperm, self.fill = layout.perm, layout.iperm, layout.fill
         self._slot, self._indices, self._indptr = layout.slot, layout.indices, layout.indptr
         self._nnz = len(layout.indices)
-        diag_slot = self._slot[len(rows) - size:]   # the slot of K's diagonal entry for unknown i
+        diag_slot = self._slot[len(self._slot) - size:]   # the slot of K's diagonal entry for unknown i
         self._diag_slot_x, self._diag_slot_c = diag_slot[:n], diag_slot[n:]
         # K in the fill-reducing order; each factorisation only overwrites its values
         self.Kp = sp.csc_matrix((np.zeros(self._nnz), self._indices, self._indptr), shape=(size, size))

@@ -190,7 +190,7 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
         return _result(nlp, z0, False, "infeasible", "infeasible: " + why, 0, t0, options.backend, options.tol)
     tracker = _Tracker(nlp, options.constraint_tol, callback)
     note = ""   # what a limit message adds to the counts
-    out_duals = None   # (the interior point's z, its multipliers)
+    out_duals = None   # the interior point's multipliers at the z it returned
     try:
         if options.backend == "ipopt":
             if not ipopt_available():
@@ -208,6 +208,7 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
                 elif time.perf_counter() - t0 < 0.8 * options.time_limit_s:
                     start = tracker.best[3] if tracker.best is not None else z
                     tracker.offset = iters
+                    out_duals = None   # trust-constr's point is not the interior point's
                     z, status2, msg2, iters2 = _solve_scipy(nlp, start, replace(options, max_iter=left), tracker, t0)
                     note = f"; {iters} in the interior point ({msg}), then {iters2} in trust-constr from its best point"
                     status, msg, iters = status2, f"{msg2} (trust-constr after the interior point: {msg})", iters + iters2
@@ -223,8 +224,8 @@ def solve(nlp: NLP, z0: np.ndarray, options: SolverOptions | None = None,
     if not np.all(np.isfinite(z)):
         z = tracker.best[3] if tracker.best is not None else z0
     result = _result(nlp, z, converged, status, msg, iters, t0, options.backend, options.tol)
-    if converged and out_duals is not None and out_duals[0] is z:
-        result.duals = out_duals[1]
+    if converged:
+        result.duals = out_duals
     return result
 
 
@@ -359,7 +360,7 @@ def restore(nlp: NLP, z0: np.ndarray, D: np.ndarray, Sc: np.ndarray, max_nfev: i
 
 def _solve_ipm(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float, duals: Any = None):
     """The scipy backend's interior-point method (core.dmoc.ipm) on the scaled problem; (z, status, message,
-    iterations, (z, its multipliers) or None)."""
+    iterations, the multipliers at z or None)."""
     from .ipm import interior_point
 
     deadline = t0 + o.time_limit_s
@@ -373,7 +374,7 @@ def _solve_ipm(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0
         if nlp.max_violation(z) > o.constraint_tol:
             return z, "stalled", r.message + " but constraints remain violated", r.iterations, None
     tracker.see(z)
-    return z, r.status, r.message, r.iterations, (z, r.duals)
+    return z, r.status, r.message, r.iterations, r.duals
 
 
 def _solve_scipy(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, t0: float):

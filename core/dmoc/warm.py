@@ -20,24 +20,26 @@ from .ipm import Duals
 KEY = "solver_state"
 
 
-def attach(traj: Trajectory, structure_key: str, duals: Duals | None) -> None:
-    """Store ``duals`` in ``traj`` (nothing when there are none, or when any is not finite: the output must
-    never carry NaN, and a trajectory without them still warm-starts primal)."""
+def attach(traj: Trajectory, nlp: Any, duals: Duals | None) -> None:
+    """Store ``duals``, the multipliers of a solution of ``nlp`` (a ``core.dmoc.problem.NLP``), in ``traj``
+    (nothing when there are none, or when any is not finite: the output must never carry NaN, and a
+    trajectory without them still warm-starts primal)."""
     if duals is None or not all(np.isfinite(a).all() for a in (duals.y, duals.z_lower, duals.z_upper)) \
             or not np.isfinite(duals.mu):
         return
-    traj.series[KEY] = {"structure": structure_key, "barrier": float(duals.mu),
+    traj.series[KEY] = {"structure": nlp.structure_key(), "barrier": float(duals.mu),
                         "constraint_multipliers": np.asarray(duals.y, dtype=float),
                         "lower_bound_multipliers": np.asarray(duals.z_lower, dtype=float),
                         "upper_bound_multipliers": np.asarray(duals.z_upper, dtype=float)}
 
 
-def duals_for(traj: Trajectory, structure_key: str, m: int, n_bounds: int) -> Duals | None:
-    """The multipliers stored in ``traj`` if they belong to a problem with this structure (m constraint
-    rows, ``n_bounds`` = free variables + inequality rows), else None."""
+def duals_for(traj: Trajectory, nlp: Any) -> Duals | None:
+    """The multipliers stored in ``traj`` if they belong to a problem with the structure of ``nlp``, else
+    None: one per constraint row, bound multipliers on (free variables, inequality rows)."""
     state: Any = traj.series.get(KEY)
-    if not isinstance(state, dict) or state.get("structure") != structure_key:
+    if not isinstance(state, dict) or state.get("structure") != nlp.structure_key():
         return None
+    m, n_bounds = nlp.m, nlp.n + int(np.count_nonzero(nlp.cl != nlp.cu))
     try:
         y = np.asarray(state["constraint_multipliers"], dtype=float).reshape(-1)
         zl = np.asarray(state["lower_bound_multipliers"], dtype=float).reshape(-1)

@@ -62,8 +62,7 @@ def test_the_trajectory_carries_them_through_json(solved, tmp_path):
     traj.write_json(path)
     back = Trajectory.read_json(path)
     _, nlp = _nlp(_car())
-    n_bounds = nlp.n + int(np.count_nonzero(nlp.cl != nlp.cu))
-    du = duals_for(back, nlp.structure_key(), nlp.m, n_bounds)
+    du = duals_for(back, nlp)
     assert du is not None
     np.testing.assert_array_equal(du.y, result.duals.y)
     np.testing.assert_array_equal(du.z_lower, result.duals.z_lower)
@@ -85,17 +84,17 @@ def test_another_structure_or_damaged_state_falls_back_to_a_primal_start(solved)
     other, res, _ = solve_scenario(loads(_car(steps=41)), "scipy", initial=_resampled(traj, 41))
     assert other.stats["warm_start"] == "primal" and res.converged
     _, nlp = _nlp(_car())
-    key, m, nb = nlp.structure_key(), nlp.m, nlp.n + int(np.count_nonzero(nlp.cl != nlp.cu))
+    nb = nlp.n + int(np.count_nonzero(nlp.cl != nlp.cu))
     good = dict(traj.series[KEY])
     for damage in ({"constraint_multipliers": [1.0, 2.0]}, {"barrier": -1.0}, {"barrier": "x"},
                    {"lower_bound_multipliers": -np.abs(np.asarray(good["lower_bound_multipliers"]))},
                    {"upper_bound_multipliers": np.full(nb, np.nan)}, {"structure": "0" * 32}):
         t = Trajectory.from_dict(traj.to_dict())
         t.series[KEY] = dict(good, **damage)
-        assert duals_for(t, key, m, nb) is None, damage
+        assert duals_for(t, nlp) is None, damage
     t = Trajectory.from_dict(traj.to_dict())
     t.series[KEY] = "not a table"
-    assert duals_for(t, key, m, nb) is None
+    assert duals_for(t, nlp) is None
     _, res, _ = solve_scenario(loads(_car()), "scipy", initial=t)
     assert res.converged
 
@@ -166,12 +165,13 @@ def test_warm_duals_are_checked_by_shape_in_the_ipm_too():
 
 def test_multipliers_that_are_not_finite_are_not_stored(solved):
     traj, result = solved
+    _, nlp = _nlp(_car())
     t = Trajectory.from_dict(traj.to_dict())
     t.series.pop(KEY)
     bad = Duals(y=np.full_like(result.duals.y, np.nan), z_lower=result.duals.z_lower,
                 z_upper=result.duals.z_upper, mu=result.duals.mu)
-    attach(t, "key", bad)
+    attach(t, nlp, bad)
     assert KEY not in t.series
     t.to_json()   # still writable
-    attach(t, "key", result.duals)
-    assert t.series[KEY]["structure"] == "key"
+    attach(t, nlp, result.duals)
+    assert t.series[KEY]["structure"] == nlp.structure_key()
