@@ -29,6 +29,9 @@ class Model:
     position_dim = 3
     se3 = False
     default_collision_radius = 0.5
+    # a 3D model that keeps to the water surface: its initial guess goes round obstacles, not over them
+    # (core.dmoc.initial_guess)
+    on_surface = False
 
     def __init__(self, steps: int, alpha: float = 0.5):
         self.N = int(steps)

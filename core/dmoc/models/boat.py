@@ -31,6 +31,7 @@ class BoatModel(HolonomicModel):
     vehicle = "boat"
     shape = ()
     default_collision_radius = 3.0
+    on_surface = True
     ext_depends = (True, True, True)
     exact_external_hessian = False
     # The clipped-hull wrench is only piecewise smooth (patches switch at the waterline, windward patches
