@@ -20,7 +20,7 @@ FATROP on the helicopter (its restatement is not stage-wise; no new vehicle rest
 
 Solvers, all from the same initial guess (``core.dmoc.initial_guess``) on the same NLP:
 
-* ``scipy``    — our backend ``backend="scipy"`` (core/dmoc/ipm.py) through ``core.dmoc.solve.solve``.
+* ``scipy``    — our backend ``backend="scipy"`` (core/dmoc/ipm/) through ``core.dmoc.solve.solve``.
 * ``ipopt``    — our backend ``backend="ipopt"`` (cyipopt on CasADi's libipopt), likewise.
 * ``ca-ipopt`` — CasADi+IPOPT on the symbolic restatement of benchmarks/dmoc_vs_casadi.py (same free variables,
   same variable/row/objective scaling, same IPOPT options), capped by ``--time-limit`` (IPOPT's max_wall_time).

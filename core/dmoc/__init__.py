@@ -1,9 +1,12 @@
 """Discrete Mechanics and Optimal Control (paper §6): optimise a vehicle's trajectory subject to
 its variational integrator. ``solve_scenario`` is what ``python -m core solve`` runs.
 
-Modules: ``problem`` (layout, groups, sparsity, the NLP), ``constraints`` and ``costs`` (shared
-groups), ``obstacles`` (signed distances), ``models`` (each vehicle's discrete dynamics),
-``initial_guess``, ``solve`` (backends), ``scenario`` (the TOML reader), ``plot`` (PNG, lazily).
+The stages, each public in its module: ``scenario.read`` (the TOML table → Setup), ``constraints.assemble``
+(→ the NLP of ``problem``), ``initial_guess.initial_guess``, ``solve.scaling`` and ``solve.solve`` (the
+backends; the scipy one is the interior point of the ``ipm`` package), ``warm`` (multipliers kept with a
+trajectory). Also: ``costs`` (shared groups), ``obstacles`` (signed distances), ``models`` (each vehicle's
+discrete dynamics), ``plot`` (PNG, lazily). They are not re-exported here: ``solve`` and ``initial_guess``
+would shadow their modules.
 """
 from __future__ import annotations
 

@@ -534,9 +534,8 @@ def _solve_ipopt(nlp: NLP, z0: np.ndarray, o: SolverOptions, tracker: _Tracker, 
             "hessian_approximation": "limited-memory" if o.hessian == "limited-memory" else "exact"}
     if tuple(getattr(cyipopt, "IPOPT_VERSION", (0,))) < (3, 14, 19):
         # MUMPS 5.5.1 (the cyipopt-wheels build) factorises the block-banded DMOC KKT systems
-        # 1.3–1.5× faster with AMD than with its automatic choice; with MUMPS 5.8.2 and METIS
-        # (casadi's Ipopt 3.14.19) the automatic choice is as fast on the car tunnel and 17 %
-        # faster on the helicopter canyon (docs/benchmarks/dmoc.md).
+        # faster with AMD than with its automatic choice; with MUMPS 5.8.2 and METIS (casadi's
+        # Ipopt 3.14.19) the automatic choice is at least as fast
         opts["mumps_pivot_order"] = 0
     if o.ipopt_scaling:
         D, Sc, sf = scaling(nlp, z0)

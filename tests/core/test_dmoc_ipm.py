@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from core.dmoc import ipm
-from core.dmoc.ipm import (MU_R_MIN, KKTSystem, _ftb, _gap_function, _Jac, _restoration, fraction_to_boundary,
-                           interior_point)
+from core.dmoc.ipm import (MU_R_MIN, KKTSystem, ScaledProgram, fraction_to_boundary, gap_function, interior_point,
+                           masked_fraction_to_boundary, restoration)
+from core.dmoc.ipm import kkt as kkt_module
+from core.dmoc.ipm import scipy_private
+from core.dmoc.ipm.line_search import Filter
 from core.dmoc.problem import NLP, Group, Layout
 
 
@@ -74,26 +76,27 @@ def test_infeasible_program_is_reported_infeasible():
 
 @pytest.mark.parametrize("mu", [1e-8, 0.34, 10.0])
 def test_restoration_lowers_its_barrier_and_finds_the_least_violation(mu):
-    """_restoration on y0 + y1 = 3 with 0 ≤ y ≤ 1 from y = (0.95, 0.95) (θ = 1.1: the 10 % fall it wants cannot
+    """restoration on y0 + y1 = 3 with 0 ≤ y ≤ 1 from y = (0.95, 0.95) (θ = 1.1: the 10 % fall it wants cannot
     happen), entered at the main loop's μ: with μ_r held at a large μ
     its barrier kept y off the bounds (the least violation |r| = 1 lies at y = (1, 1)), the gradient test never
     fired and it ended "stalled" after 200 steps; lowering μ_r it reports infeasible there, |r|₁ → 1."""
-    J = np.array([[1.0, 1.0]])
-    Lx, Ux = np.zeros(2), np.ones(2)
-    kkt = KKTSystem(2, 1, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                    np.array([0, 0]), np.array([0, 1]))
+    nlp = _nlp(lambda X: np.sum(X**2, axis=1, keepdims=True), lambda X: 2 * X[:, None, :],
+               [("sum", lambda X: X.sum(axis=1, keepdims=True), lambda X: np.ones((len(X), 1, 2)), 1, 3.0, 3.0)],
+               [0, 0], [1, 1])
+    prog = ScaledProgram(nlp, np.ones(2), np.ones(1), 1.0)
+    kkt = KKTSystem(prog.n, prog.m, prog.I, nlp.hess_pattern.rows, nlp.hess_pattern.cols, nlp.jac_pattern.rows,
+                    nlp.jac_pattern.cols)
     calls = []
+    evaluate = prog.evaluate
 
-    def evaluate(x):
+    def recording(x):
         calls.append(x.copy())
-        return float(x @ x), np.array([x.sum()])
+        return evaluate(x)
 
-    status, rn = _restoration(np.array([0.95, 0.95]), 1.1, mu, 2, np.array([0]), np.zeros(0, np.int64),
-                              np.array([3.0]), Lx, Ux, np.zeros(0), np.zeros(0), evaluate,
-                              lambda x: (2.0 * x, _Jac(J[0].copy(), np.array([0, 0]), np.array([0, 1]), 2)),
-                              lambda c, s: c - 3.0, lambda f, w, mu_: f, [], kkt, math.inf, False)
-    assert status == "infeasible"
-    assert rn == pytest.approx(1.0, abs=1e-5)
+    prog.evaluate = recording
+    out = restoration(prog, kkt, np.array([0.95, 0.95]), 1.1, mu, Filter(mu), math.inf)
+    assert out.status == "infeasible"
+    assert out.violation == pytest.approx(1.0, abs=1e-5)
     assert np.all((calls[-1] > 0) & (calls[-1] < 1))  # interior all along (fraction to the boundary)
     assert len(calls) < 200
     assert MU_R_MIN < 1e-8
@@ -146,8 +149,8 @@ def test_kkt_pivots_from_the_raw_factor_match_public_splu(seed):
     Dx, Ds = rng.uniform(0.0, 1.0, kk.n), 10.0 ** rng.uniform(-3, 3, len(I))
     kk.factor(hv, jv, Dx, Ds, np.zeros(kk.m))
     data = kk.Kp.data.copy()
-    _, d = kk._lu_and_pivots(data)
-    ref = splu(sp.csc_matrix((data, kk._indices, kk._indptr), shape=(kk.size, kk.size)), permc_spec="NATURAL",
+    _, d = kk.lu_and_pivots(data)
+    ref = splu(sp.csc_matrix((data, kk.layout.indices, kk.layout.indptr), shape=(kk.size, kk.size)), permc_spec="NATURAL",
                diag_pivot_thresh=0.0, options=dict(SymmetricMode=True)).U.diagonal()
     np.testing.assert_allclose(d, ref, rtol=1e-10, atol=1e-12)
 
@@ -176,7 +179,7 @@ def test_gap_function_gives_the_distances_to_the_finite_bounds():
     L, U = rng.standard_normal(40) - 2.0, rng.standard_normal(40) + 2.0
     L[::3], U[1::4] = -np.inf, np.inf
     w = rng.uniform(-1.0, 1.0, 40)
-    lo, hi = _gap_function(L, U)(w)
+    lo, hi = gap_function(L, U)(w)
     fl, fh = np.isfinite(L), np.isfinite(U)
     assert np.array_equal(lo[fl], w[fl] - L[fl]) and np.all(lo[~fl] == 1.0)
     assert np.array_equal(hi[fh], U[fh] - w[fh]) and np.all(hi[~fh] == 1.0)
@@ -184,7 +187,7 @@ def test_gap_function_gives_the_distances_to_the_finite_bounds():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_masked_fraction_to_boundary_is_the_rule_on_the_masked_entries(seed):
-    """_ftb with −τv formed beforehand and a mask ANDed into dv < 0 gives, bit for bit, the rule on the gathered
+    """masked_fraction_to_boundary with −τv formed beforehand and a mask ANDed into dv < 0 gives, bit for bit, the rule on the gathered
     entries (as the IPM's primal and dual step rules and the quality function use it); 1 when no entry is
     selected."""
     rng = np.random.default_rng(seed)
@@ -192,9 +195,9 @@ def test_masked_fraction_to_boundary_is_the_rule_on_the_masked_entries(seed):
     mask = rng.random(50) < 0.6
     tau = 0.995
     ref = float(min(1.0, np.min(-tau * v[mask & (dv < 0)] / dv[mask & (dv < 0)])))
-    assert _ftb(-tau * v, dv, (dv < 0) & mask) == ref == fraction_to_boundary(v[mask], dv[mask], tau)
-    assert _ftb(-tau * v, np.abs(dv), np.abs(dv) < 0) == 1.0
-    assert _ftb(-tau * v, dv, np.zeros(50, bool)) == 1.0
+    assert masked_fraction_to_boundary(-tau * v, dv, (dv < 0) & mask) == ref == fraction_to_boundary(v[mask], dv[mask], tau)
+    assert masked_fraction_to_boundary(-tau * v, np.abs(dv), np.abs(dv) < 0) == 1.0
+    assert masked_fraction_to_boundary(-tau * v, dv, np.zeros(50, bool)) == 1.0
 
 
 def test_kkt_pivots_found_when_the_diagonal_is_not_last_in_its_column(monkeypatch):
@@ -203,20 +206,33 @@ def test_kkt_pivots_found_when_the_diagonal_is_not_last_in_its_column(monkeypatc
     rng, kk, _, _, I, hv, jv = _random_kkt(0)
     kk.factor(hv, jv, rng.uniform(0.0, 1.0, kk.n), 10.0 ** rng.uniform(-3, 3, len(I)), np.zeros(kk.m))
     data = kk.Kp.data.copy()
-    _, d_ref = kk._lu_and_pivots(data)
-    gstrf = ipm._gstrf
+    _, d_ref = kk.lu_and_pivots(data)
+    superlu = kkt_module.superlu
 
-    class Reversed:
-        """A factor whose U lists every column's entries in reverse order."""
+    def reversed_u(*args):
+        """The factor with U listing every column's entries in reverse order."""
+        lu, (u_data, u_ind, u_ptr) = superlu(*args)
+        nnz = int(u_ptr[-1])
+        assert np.any(np.diff(u_ptr) > 1)  # some diagonal entry moves off the end of its column
+        order = np.concatenate([np.arange(u_ptr[j + 1] - 1, u_ptr[j] - 1, -1) for j in range(len(u_ptr) - 1)])
+        return lu, (u_data[:nnz][order], u_ind[:nnz][order], u_ptr)
 
-        def __init__(self, lu):
-            u_data, u_ind, u_ptr = lu.U
-            nnz = int(u_ptr[-1])
-            assert np.any(np.diff(u_ptr) > 1)  # some diagonal entry moves off the end of its column
-            order = np.concatenate([np.arange(u_ptr[j + 1] - 1, u_ptr[j] - 1, -1) for j in range(len(u_ptr) - 1)])
-            self.U = (u_data[:nnz][order], u_ind[:nnz][order], u_ptr)
-            self.perm_r = lu.perm_r
-
-    monkeypatch.setattr(ipm, "_gstrf", lambda *a, **k: Reversed(gstrf(*a, **k)))
-    _, d = kk._lu_and_pivots(data)
+    monkeypatch.setattr(kkt_module, "superlu", reversed_u)
+    _, d = kk.lu_and_pivots(data)
     assert np.array_equal(d, d_ref)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_kkt_without_scipys_private_routines_gives_the_same_inertia_and_step(seed, monkeypatch):
+    """If scipy moves gstrf or csc_matvec, the public splu and ``@`` take over: the same inertia, and the same
+    step to rounding."""
+    rng, kk, _, _, I, hv, jv = _random_kkt(seed)
+    Dx, Ds = rng.uniform(0.0, 1.0, kk.n), 10.0 ** rng.uniform(-3, 3, len(I))
+    r = rng.standard_normal(kk.n), rng.standard_normal(len(I)), rng.standard_normal(kk.m)
+    neg = kk.factor(hv, jv, Dx, Ds, np.zeros(kk.m))
+    step = kk.solve(*r)
+    monkeypatch.setattr(scipy_private, "_gstrf", None)
+    monkeypatch.setattr(scipy_private, "_csc_matvec", None)
+    assert kk.factor(hv, jv, Dx, Ds, np.zeros(kk.m)) == neg >= 0
+    for a, b in zip(step[:3], kk.solve(*r)[:3]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * max(1.0, np.abs(a).max()))

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.dmoc import ipm, solve_scenario
+from core.dmoc import solve_scenario
 from core.dmoc.constraints import assemble
 from core.dmoc.initial_guess import initial_guess
-from core.dmoc.ipm import Duals, KKTSystem, interior_point
+from core.dmoc.ipm import KKT_LAYOUTS, Duals, KKTSystem, interior_point
 from core.dmoc.scenario import read
 from core.dmoc.solve import scaling, solve
 from core.dmoc.warm import KEY, attach, duals_for
@@ -130,28 +130,29 @@ def test_kkt_layout_is_shared_per_pattern_and_factors_the_same():
     I = np.flatnonzero(nlp.cl != nlp.cu)
     args = (nlp.n, nlp.m, I, nlp.hess_pattern.rows, nlp.hess_pattern.cols, nlp.jac_pattern.rows,
             nlp.jac_pattern.cols)
-    ipm._LAYOUTS.clear()
+    KKT_LAYOUTS.clear()
     a = KKTSystem(*args)
     b = KKTSystem(*args)
-    assert len(ipm._LAYOUTS) == 1 and a.perm is b.perm and a._slot is b._slot
+    assert len(KKT_LAYOUTS) == 1 and a.layout is b.layout and a.perm is b.perm
     z = nlp.reduce(initial_guess(setup.model, setup.spec))
     ev = nlp.derivatives(z)
     hv = nlp.hessian_values(z, np.ones(nlp.m), 1.0)
     rng = np.random.default_rng(3)
     Dx, Ds, dc = rng.uniform(0.5, 2.0, nlp.n), rng.uniform(0.5, 2.0, len(I)), np.zeros(nlp.m)
     na = a.factor(hv, ev.jac, Dx, Ds, dc)
-    ipm._LAYOUTS.clear()
+    KKT_LAYOUTS.clear()
     c = KKTSystem(*args)   # laid out afresh
     assert c.perm is not a.perm
     assert c.factor(hv, ev.jac, Dx, Ds, dc) == na
     rhs = rng.normal(size=nlp.n + nlp.m)
     np.testing.assert_array_equal(a.solve_full(rhs)[0], c.solve_full(rhs)[0])
-    layout = next(iter(ipm._LAYOUTS.values()))
-    for i in range(ipm._LAYOUT_CACHE_SIZE + 3):   # the cache stays bounded: a new pattern drops the oldest
-        ipm._LAYOUTS[bytes([i]) * 20] = layout
+    for i in range(KKT_LAYOUTS.capacity):   # the cache stays bounded: a new pattern drops the oldest
+        KKT_LAYOUTS.put(bytes([i]) * 20, c.layout)
+    assert len(KKT_LAYOUTS) == KKT_LAYOUTS.capacity and bytes([0]) * 20 in KKT_LAYOUTS
     KKTSystem(nlp.n, nlp.m, I, nlp.hess_pattern.rows[:-1], nlp.hess_pattern.cols[:-1], nlp.jac_pattern.rows,
               nlp.jac_pattern.cols)
-    assert len(ipm._LAYOUTS) == ipm._LAYOUT_CACHE_SIZE and bytes([0]) * 20 not in ipm._LAYOUTS
+    assert len(KKT_LAYOUTS) == KKT_LAYOUTS.capacity and bytes([0]) * 20 not in KKT_LAYOUTS
+    assert bytes([1]) * 20 in KKT_LAYOUTS
 
 
 def test_warm_duals_are_checked_by_shape_in_the_ipm_too():
