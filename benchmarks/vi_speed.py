@@ -22,12 +22,11 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from core.integrators import holonomic  # noqa: E402
 from core.integrators.common import HolonomicSystem, RigidState  # noqa: E402
-from core.integrators.composition import TRIPLE_JUMP, integrate_cay4  # noqa: E402
+from core.integrators.variational import TRIPLE_JUMP, integrate, integrate_cay4  # noqa: E402
 from core.lie import so3  # noqa: E402
 
-# "vi-cay∘3" is the triple jump of the vi-cay step through holonomic.integrate's generic
+# "vi-cay∘3" is the triple jump of the vi-cay step through variational.integrate's generic
 # ``substeps`` machinery: what vi-cay4 was before it composed vi-cay-ln with its own kernels.
 METHODS = ("vi-cay", "vi-cay-ln", "vi-exp", "vi-exp-ln", "vi-exp-series", "vi-cay4", "vi-cay∘3")
 DT = 0.05
@@ -37,9 +36,8 @@ def run(system, initial, steps, method, fast):
     if method == "vi-cay4":
         return integrate_cay4(system, initial, DT, steps, fast=fast)
     if method == "vi-cay∘3":
-        return holonomic.integrate(system, initial, DT, steps, "vi-cay", fast=fast, substeps=TRIPLE_JUMP,
-                                   name="vi-cay∘3")
-    return holonomic.integrate(system, initial, DT, steps, method, fast=fast)
+        return integrate(system, initial, DT, steps, "vi-cay", fast=fast, substeps=TRIPLE_JUMP, name="vi-cay∘3")
+    return integrate(system, initial, DT, steps, method, fast=fast)
 
 
 def cpu_per_step(system, initial, steps, method, fast, repeats=3):

@@ -1,6 +1,6 @@
 """The SE(3) integrators behind one call: ``integrate(system, initial, dt, steps, method, wrench)``.
 
-Variational integrators (paper §3–4, :mod:`.holonomic`, :mod:`.composition`):
+Variational integrators (paper §3–4, :mod:`.variational`):
 ``vi-cay``, ``vi-cay-ln``, ``vi-exp`` (exact discrete momentum), ``vi-exp-ln``,
 ``vi-exp-series`` (approximate pairings) and ``vi-cay4`` (fourth order). Baselines of the
 paper's comparison (§3.3, :mod:`.baselines`): ``rk2``, ``rk2i``, ``rk4``, ``lie-newmark``,
@@ -17,11 +17,11 @@ import time
 import numpy as np
 
 from ..trajectory import Trajectory
-from . import holonomic
 from .baselines import BASELINES
 from .common import VEHICLE_DEFAULT_METHOD, HolonomicSystem, RigidState, WrenchSpec, combine, wrench_function
-from .composition import integrate_cay4
 from .families import FAMILIES
+from .variational import PAIRINGS, integrate_cay4
+from .variational import integrate as integrate_pairing
 
 METHODS: tuple[str, ...] = ("vi-cay", "vi-cay-ln", "vi-exp", "vi-exp-ln", "vi-exp-series", "vi-cay4",
                             "rk2", "rk2i", "rk4", "lie-newmark", "lie-euler",
@@ -56,8 +56,8 @@ def integrate(system: HolonomicSystem, initial: RigidState, dt: float, steps: in
     bare = dataclasses.replace(system, wrench=None)   # the combined wrench is passed explicitly
     if method == "vi-cay4":
         traj = integrate_cay4(bare, initial, dt_f, steps_i, fn)
-    elif method in holonomic.PAIRINGS:
-        traj = holonomic.integrate(bare, initial, dt_f, steps_i, method, fn)
+    elif method in PAIRINGS:
+        traj = integrate_pairing(bare, initial, dt_f, steps_i, method, fn)
     elif method in FAMILIES:
         traj = FAMILIES[method](bare, initial, dt_f, steps_i, fn)
     else:

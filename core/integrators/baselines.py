@@ -1,43 +1,24 @@
-"""The integrators the paper compares its variational integrator against (§3.3, Figs. 3–4).
+"""The integrators Kobilarov, Crane & Desbrun 2009 compare their variational integrator against
+(§3.3, Figs. 3–4), on the forced Euler–Poincaré equation 𝕀ξ̇ = ad_ξᵀ𝕀ξ + f (their eq. 8,
+:mod:`.euler_poincare`); ``docs/equations.md``, "Baselines … and the other integrator families".
 
-``BASELINES`` maps a method name to ``f(system, initial, dt, steps, wrench) -> Trajectory``;
-the dispatcher ``core.integrators.integrate`` exposes them next to the variational
-integrators. All run on the continuous forced Euler–Poincaré equations, paper eq. (8),
-𝕀 ξ̇ = ad_ξᵀ 𝕀 ξ + f (see :mod:`.euler_poincare`), with ξ = (ω, v) in the body frame.
+``BASELINES`` maps a method name to ``f(system, initial, dt, steps, wrench) -> Trajectory``:
 
-- ``rk2``: explicit midpoint on (q, x, ξ), q̇ = ½ q ⊗ (0, ω), ẋ = R(q) v; the quaternion is
-  renormalised after every stage and every step (paper §3.3).
-- ``rk2i``: implicit midpoint (the one-stage Gauss method, a standard implicit RK2) on the
-  velocity dynamics only, ξ_{k+1} = ξ_k + h F(ξ_{k+½}), ξ_{k+½} = (ξ_k + ξ_{k+1})/2, solved by
-  Newton with the analytic Jacobian of eq. (8); the pose is reconstructed explicitly (explicit
-  midpoint on q, x with ξ_k at the start and ξ_{k+½} at the midpoint stage), quaternion
-  renormalised after every stage and step.
-- ``rk4``: classical RK4 on (q, x, ω, v), quaternion renormalised after every stage and step.
-- ``lie-newmark``: Krysl & Endres (2005), *Explicit Newmark/Verlet algorithm for time
-  integration of the rotational dynamics of rigid bodies*, IJNME 62:2154–2177, in its momentum
-  form, extended from SO(3) to SE(3) as the paper (§3.3) did. See :func:`lie_newmark`.
-- ``lie-euler``: explicit Lie–Euler (the Euler–Poincaré rigid-body paper):
-  ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k),
-  g_{k+1} = g_k exp(h ξ_k).
+- ``rk2`` (explicit midpoint) and ``rk4`` (classical) on (q, x, ξ), q̇ = ½ q ⊗ (0, ω), ẋ = R(q) v,
+  the quaternion renormalised after every stage and step;
+- ``rk2i``: implicit midpoint on ξ alone (Newton, analytic Jacobian), the pose by an explicit
+  midpoint with ξ_k and ξ_{k+½};
+- ``lie-newmark``: Krysl & Endres 2005 in momentum form, extended to SE(3) (:func:`lie_newmark`);
+- ``lie-euler`` (Bauer 2024): ξ_{k+1} = ξ_k + h𝕀⁻¹(ad_ξᵀ𝕀ξ_k + f_k), g_{k+1} = g_k exp(hξ_k).
 
-Wrench: f(k, R, x, ξ) (``system.wrench`` plus the per-call one) is a body wrench evaluated at
-every stage state of step k with that step's index k: k selects the step's control inputs
-(held over [t_k, t_{k+1}]; a wrench array (steps, ..., 6) is zero-order held), while a state
-dependence (gravity Rᵀ(0, 0, −mg), buoyancy, drag) is evaluated where the method evaluates
-the right-hand side. So every method, and :func:`.euler_poincare.reference`, integrates the ODE
-𝕀ξ̇ = ad_ξᵀ𝕀ξ + f(k, R(t), x(t), ξ(t)) on [t_k, t_{k+1}], and keeps its order with a
-state-dependent wrench (holding f(k, R_k, x_k, ξ_k) over the step, as this module once did,
-makes RK4 first order). Per method: rk2, rk4 at each of their stages (quaternion renormalised
-first); rk2i at the midpoint stage (q_{k+½}, x_{k+½}, ξ_{k+½}), a fixed point on f around its
-Newton solve; lie-euler at node k; lie-newmark f at node k for the Newmark increment and the
-first half kick, f at the new pose (with the transported momentum) for the second.
-
-Blow-up: a body whose state turns non-finite, whose |ξ| exceeds 1e8, or (rk2i) whose Newton
-solve does not converge in ``NEWTON_MAX_ITER`` iterations is stopped at its last good node; no NaN ever reaches the output. With batch shape () the Trajectory is truncated to
-the last good node (``stats["blew_up"] = True``). With a batch, the other bodies carry on: a
-blown-up body's later rows repeat its last good state, ``stats["blew_up_per_body"]`` and
-``stats["last_good_node"]`` say which and where (``steps`` for a body that never blew up), and
-the Trajectory is truncated only once every body has blown up.
+The wrench f(k, R, x, ξ) is evaluated at every stage state with step k's inputs held (zero-order
+hold), so every method integrates the same ODE as :func:`.euler_poincare.reference` and keeps its
+order with a state-dependent wrench (gravity, buoyancy, drag). rk2i takes it at the midpoint stage
+(a fixed point around its Newton solve), lie-euler at node k, lie-newmark at node k and at the new
+pose for the second half kick. A body whose state turns non-finite, whose |ξ| exceeds 1e8 or whose
+rk2i Newton fails is stopped at its last good node, no NaN reaching the output: alone, the run is
+truncated (``stats["blew_up"]``); in a batch the others carry on, ``stats["blew_up_per_body"]`` and
+``stats["last_good_node"]`` saying which and where.
 """
 from __future__ import annotations
 
@@ -185,7 +166,7 @@ def _pack_lie(R: Array, x: Array, u: Array) -> Array:
 
 
 def _lie_euler_step(y: Array, fw, h: float, inertia: Array):
-    """Seed 003: g_{k+1} = g_k exp(h ξ_k), ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k), f_k at node k."""
+    """Lie–Euler (Bauer 2024): g_{k+1} = g_k exp(h ξ_k), ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k), f_k at node k."""
     R, x, xi = y[..., :9].reshape(y.shape[:-1] + (3, 3)), y[..., 9:12], y[..., 12:]
     f = None if fw is None else fw(y)
     E, t = _se3_increment(h * xi)
@@ -683,8 +664,8 @@ def rk4(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
 
 def lie_euler(system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
               wrench: WrenchSpec = None, *, fast: bool = True) -> Trajectory:
-    """Explicit Lie–Euler (the Euler–Poincaré rigid-body paper): ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k),
-    g_{k+1} = g_k exp(h ξ_k)."""
+    """Explicit Lie–Euler (Bauer 2024, *Rigid Body Dynamics on Lie Groups*):
+    ξ_{k+1} = ξ_k + h 𝕀⁻¹(ad_ξᵀ 𝕀 ξ_k + f_k), g_{k+1} = g_k exp(h ξ_k)."""
     return _run(_LIE_EULER, system, initial, dt, steps, wrench, fast)
 
 

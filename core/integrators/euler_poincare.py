@@ -5,7 +5,8 @@ Conventions of ``docs/equations.md``: body velocity ξ = (ω, v), 𝕀 = diag(J,
 f = (τ, F), pose g = (R, x), quaternions stored (w, x, y, z). Everything is batched over
 leading axes.
 
-Paper eq. (8) (forced Euler–Poincaré, also the Euler–Poincaré rigid-body paper "Forward Dynamics"):
+Kobilarov, Crane & Desbrun 2009, eq. (8) (forced Euler–Poincaré; also Bauer 2024, *Rigid Body
+Dynamics on Lie Groups*, "Forward Dynamics"):
 
     𝕀 ξ̇ = ad_ξᵀ 𝕀 ξ + f,   i.e.   J ω̇ = Jω × ω + Mv × v + τ,   M v̇ = Mv × ω + F
 
@@ -14,7 +15,8 @@ with the reconstruction (left trivialisation ġ = g ξ̂)
     Ṙ = R ω̂,   ẋ = R v,   or with a unit quaternion   q̇ = ½ q ⊗ (0, ω).
 
 :func:`reference` integrates these with scipy's DOP853 at tight tolerances; it is the
-ground truth the integrator tests and the Fig. 4 benchmark compare against.
+ground truth the integrator tests and the Fig. 4 benchmark (``benchmarks/rigid_body_accuracy.py``)
+compare against.
 """
 from __future__ import annotations
 
@@ -82,7 +84,7 @@ def coadjoint_term(inertia: np.ndarray, xi: np.ndarray) -> np.ndarray:
 
 
 def velocity_rate(inertia: np.ndarray, xi: np.ndarray, f: np.ndarray | None = None) -> np.ndarray:
-    """ξ̇ = 𝕀⁻¹ (ad_ξᵀ 𝕀 ξ + f), paper eq. (8)."""
+    """ξ̇ = 𝕀⁻¹ (ad_ξᵀ 𝕀 ξ + f), Kobilarov, Crane & Desbrun 2009, eq. (8)."""
     rhs = coadjoint_term(inertia, xi)
     if f is not None:
         rhs = rhs + f

@@ -1,10 +1,12 @@
-"""The Lie group integrator families of the Magnus paper and Park & Chung behind ``integrate(..., method=NAME)``.
+"""The Lie group integrator families behind ``integrate(..., method=NAME)``: the Magnus update of the
+article *Numerical Integration for Rotational Dynamics* and the Crouch–Grossman, commutator-free and
+Munthe-Kaas methods of Park & Chung 2005.
 
 ``FAMILIES`` maps a method name to ``f(system, initial, dt, steps, wrench) -> Trajectory``,
 the signature of :data:`.baselines.BASELINES`:
 
-- ``magnus``: Heun on the velocities + the seed-001 Magnus update of the pose (order 2,
-  one exponential per step; :mod:`.magnus`);
+- ``magnus``: Heun on the velocities + the Magnus update of the pose (order 2, one exponential
+  per step; :mod:`.magnus`);
 - ``cg2``, ``cg3``, ``cg4``: Crouch–Grossman (Park & Chung Table I; 3, 6, 15 exponentials per step);
 - ``cf2``, ``cf3``, ``cf4``: commutator-free (Table II; 3, 3, 5 exponentials per step);
 - ``mk2``, ``mk3``, ``mk4``: Munthe-Kaas with the closed-form dexp⁻¹ (Table III; 2, 3, 4

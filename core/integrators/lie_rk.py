@@ -1,68 +1,20 @@
-"""Lie group Runge–Kutta methods on SE(3) × Rⁿ (Park & Chung, §III–V, Tables I–III).
+"""Lie group Runge–Kutta methods on SE(3) × Rⁿ: Crouch–Grossman, commutator-free and Munthe-Kaas
+(Park & Chung 2005, §III–V, Tables I–III; ``docs/equations.md``, "Baselines … and the other
+integrator families").
 
-The state is a pose g = (R, x) ∈ SE(3) and a vector y ∈ Rⁿ whose first six entries are the
-body twist ξ = (ω, v) of g (equations.md conventions, angular first):
+The state is a pose g = (R, x) and y ∈ Rⁿ whose first six entries are the body twist ξ = (ω, v)
+of g: ġ = g ξ̂, ẏ = F(g, y) (Park & Chung eqs. 35, 44); y = ξ for a rigid body, y = (ξ_base, q, q̇)
+for an articulated chain. The Rⁿ factor is advanced by the method's classical tableau, the SE(3)
+factor by products of exponentials of the stage twists, multiplied on the right because ġ = g ξ̂
+is left-trivialised (Park & Chung's exp(r_κ)···exp(r₁)Y_k becomes g_k exp(r₁)···exp(r_κ)). The
+Munthe-Kaas stages use the closed-form dexp⁻¹ at −Θ (:func:`core.lie.se3.dexp_inv`).
 
-    ġ = g ξ̂,   ξ = y[:6]          (Park & Chung eq. 35a / 44a, left trivialisation)
-    ẏ = F(g, y)                     (eq. 35b / 44b–d: Euler–Poincaré, or the chain's dynamics)
-
-A rigid body has y = ξ; an articulated chain with a free base has y = (ξ_base, q, q̇). As the
-seed explains (§IV-B), the state lives on the product group SE(3) × Rⁿ: the Rⁿ factor is
-integrated by the underlying classical RK tableau (its exponential is the identity), the SE(3)
-factor by products of exponentials of the stage twists. Because ġ = g ξ̂ is left-trivialised,
-every exponential multiplies on the right (eqs. 37a, 37e, 39a–b, 42b, 42g): the seed's
-Y⁽ⁱ⁾ = exp(r_κ)···exp(r₁) Y_k for Ẏ = AY becomes g⁽ⁱ⁾ = g_k exp(r₁)···exp(r_κ).
-
-Methods (the names are a contract; ``TABLEAUX``):
-
-- **Crouch–Grossman** (eq. 28 / 37 / 46): g⁽ⁱ⁾ = g_k Π_j exp(h a_ij ξ⁽ʲ⁾),
-  g_{k+1} = g_k Π_j exp(h b_j ξ⁽ʲ⁾).
-  ``cg2``: Heun's tableau (c = (0, 1), a₂₁ = 1, b = (½, ½)); the seed (Table X) counts 3
-  exponentials for it, which is Heun's (the midpoint rule would need 2).
-  ``cg3``: Table I(a), Crouch & Grossman (1993): c = (0, 3/4, 17/24), a₂₁ = 3/4,
-  a₃₁ = 119/216, a₃₂ = 17/108, b = (13/51, −2/3, 24/17).
-  ``cg4``: Table I(b), Jackiewicz, Marthinsen & Owren (2000), five stages. The seed prints the
-  coefficients as rational approximations (e.g. a₂₁ = 1458/1783, good to ~1e-6); we use the
-  16-digit values of the original paper (a₂₁ = 0.8177227988124852, …) so that the order-4
-  error is not masked by a 1e-7 defect in the order conditions. They agree with the seed's
-  fractions to 1e-6 (tested) and satisfy the classical conditions to 1e-15 (tested). Of the two
-  values of a₅₄ that circulate (…113565 and …113465) the second is the one whose row sums to
-  c₅ = 0.8768903263420429.
-- **Commutator-free** (eq. 29 / 39), Celledoni, Marthinsen & Owren (2003): each stage and the
-  update are products of exponentials of linear combinations of the stage twists.
-  ``cf2``: identical to ``cg2`` (the seed, §VI: "CG and CF result in the identical method in
-  the case of second-order implementation").
-  ``cf3``: Table II(a): g⁽²⁾ = g_k exp(h/3 ξ⁽¹⁾), g⁽³⁾ = g_k exp(2h/3 ξ⁽²⁾),
-  g_{k+1} = g_k exp(h/3 ξ⁽¹⁾) exp(−h/12 ξ⁽¹⁾ + 3h/4 ξ⁽³⁾) = g⁽²⁾ exp(…): 3 exponentials.
-  ``cf4``: Table II(b): g⁽²⁾ = g_k exp(h/2 ξ⁽¹⁾), g⁽³⁾ = g_k exp(h/2 ξ⁽²⁾),
-  g⁽⁴⁾ = g⁽²⁾ exp(−h/2 ξ⁽¹⁾ + h ξ⁽³⁾),
-  g_{k+1} = g_k exp(h/4 ξ⁽¹⁾ + h/6 ξ⁽²⁾ + h/6 ξ⁽³⁾ − h/12 ξ⁽⁴⁾) exp(−h/12 ξ⁽¹⁾ + h/6 ξ⁽²⁾ + h/6 ξ⁽³⁾ + h/4 ξ⁽⁴⁾):
-  5 exponentials. (The seed's printed g⁽⁴⁾ = exp(−h/2 K⁽¹⁾ + K⁽³⁾) drops an h on K⁽³⁾; the
-  tableau row (0, 0, 1) of Table III(b) and the order test fix it to h K⁽³⁾.)
-  Reuse of exponentials (the seed's point) is done generically: every product of exponentials
-  is cached by its sequence of coefficient rows within a step, so a prefix already formed for an
-  earlier stage is never recomputed.
-  The Rⁿ part uses the reduced tableau a_ij = Σ_ν α_ij^[ν], b_j = Σ_ν β_j^[ν] (eqs. 39c–d),
-  which is Table III (RK3 of Heun, classical RK4).
-- **Munthe-Kaas** (eq. 32 / 42 / 47): g⁽ⁱ⁾ = g_k exp(Θ⁽ⁱ⁾), Θ⁽ⁱ⁾ = h Σ_j a_ij F⁽ʲ⁾,
-  F⁽ⁱ⁾ = dexp⁻¹_{−Θ⁽ⁱ⁾} ξ⁽ⁱ⁾ (eq. 42h; left trivialisation = the right-trivialised map at −Θ),
-  g_{k+1} = g_k exp(h Σ b_i F⁽ⁱ⁾), with the closed-form dexp⁻¹ of Lemma 1 (eqs. 23–24,
-  :func:`core.lie.se3.dexp_inv`; no truncated series). ``mk2`` Heun, ``mk3`` Table III(a),
-  ``mk4`` Table III(b) (classical RK4).
-
-Exponential evaluations per step (counted at run time, ``stats["exp_evaluations_per_step"]``;
-seed Table IV/X): cg2 3, cg3 6, cg4 15, cf2 3, cf3 3, cf4 5, mk2 2, mk3 3, mk4 4, plus
-dexp⁻¹ evaluations mk2 1, mk3 2, mk4 3 (``stats["dexp_inv_evaluations_per_step"]``).
-
-Forces: the rigid-body wrench f(k, R, x, ξ) (``system.wrench`` plus the per-call one) is
-evaluated at every stage state with the step index k (k selects the inputs held over the step;
-per-step wrench arrays are zero-order held), as the RK baselines and the DOP853 reference do.
-Without a wrench the stage right-hand sides ignore the pose (``LieProblem.pose_free``).
-
-Also here: classical RK4 on (q, x, y) with the orientation as a quaternion renormalised after
-every stage and step (the seed's comparison integrator for the chain), and the step driver
-shared with :mod:`.magnus` (batched over leading axes, blow-up handling as in
-:mod:`.baselines`).
+``TABLEAUX`` holds cg2–cg4, cf2–cf4 and mk2–mk4 (the names are a contract). Within a step every
+product of exponentials is cached by its coefficient rows, so the exponentials per step are those
+of Park & Chung's Table X (counted at run time in ``stats``). The wrench f(k, R, x, ξ) is evaluated
+at every stage state with step k's inputs held, as in :mod:`.baselines`. Also here: classical RK4
+with a renormalised quaternion (Park & Chung's comparison method) and the step driver shared with
+:mod:`.magnus`.
 """
 from __future__ import annotations
 
@@ -205,7 +157,10 @@ _RK3_A = [[], ["1/3"], ["0", "2/3"]]          # Table III(a): Heun's third-order
 _RK3_B = ["1/4", "0", "3/4"]
 _RK4_A = [[], ["1/2"], ["0", "1/2"], ["0", "0", "1"]]   # Table III(b)
 _RK4_B = ["1/6", "1/3", "1/3", "1/6"]
-# Table I(b), Jackiewicz, Marthinsen & Owren (2000), 16 digits (the seed prints 1458/1783, …)
+# CG4: Table I(b), in the 16 digits of Jackiewicz, Marthinsen & Owren (2000). Park & Chung print
+# rational approximations (a₂₁ = 1458/1783, …, good to ~1e-6) that miss the order conditions by a
+# 1e-7 defect; these satisfy them to 1e-15. Of the two values of a₅₄ that circulate (…113565 and
+# …113465) the second is the one whose row sums to c₅ = 0.8768903263420429.
 _CG4_A = [[],
           [0.8177227988124852],
           [0.3199876375476427, 0.0659864263556022],
@@ -213,8 +168,8 @@ _CG4_A = [[],
           [0.3552358559023322, 0.2390958372307326, 1.3918565724203246, -1.1092979392113465]]
 _CG4_B = [0.1370831520630755, -0.0183698531564020, 0.7397813985370780, -0.1907142565505889,
           0.3322195591068374]
-# The seed's rational transcription of Table I(b) (for the test that our digits are the seed's method)
-CG4_SEED_FRACTIONS = {
+# Park & Chung's rational transcription of Table I(b) (for the test that our digits are their method)
+CG4_PARK_CHUNG_FRACTIONS = {
     "a": [[], ["1458/1783"], ["1039/3247", "97/1470"], ["997/1082", "1167/2335", "-475/433"],
           ["173/487", "751/3141", "547/393", "-680/613"]],
     "b": ["407/2969", "-135/7349", "543/734", "-267/1400", "696/2095"],
@@ -317,8 +272,8 @@ def _mk_step(tableau: LieTableau, R: Array, x: Array, y: Array, h: float, rates:
 def rk4_quaternion_step(R: Array, x: Array, y: Array, h: float, rates: StageRates,
                         counter: Counter) -> tuple[Array, Array, Array]:
     """Classical RK4 on (q, x, y): q̇ = ½ q ⊗ (0, ω), ẋ = R(q) v, ẏ = F; q renormalised after
-    every stage and the step (the quaternion comparison method of Park & Chung §I and of the paper's
-    baselines). No exponential is evaluated."""
+    every stage and the step (the quaternion comparison method of Park & Chung §I and of the
+    baselines of Kobilarov, Crane & Desbrun 2009). No exponential is evaluated."""
     q = quaternion.from_matrix(R)
 
     def full(qs: Array, xs: Array, ys: Array) -> tuple[Array, Array, Array]:
@@ -424,7 +379,8 @@ def run(problem: LieProblem, step: Step, R0: Array, x0: Array, y0: Array, h: flo
 # --- the rigid body ---------------------------------------------------------------------------------
 
 def rigid_body_problem(inertia: Array, wrench: WrenchFunction | None, batch: tuple[int, ...]) -> LieProblem:
-    """ẏ = ξ̇ = 𝕀⁻¹(ad_ξᵀ 𝕀 ξ + f) (paper eq. 8) with f = f(k, R, x, ξ) evaluated at every stage.
+    """ẏ = ξ̇ = 𝕀⁻¹(ad_ξᵀ 𝕀 ξ + f) (Kobilarov, Crane & Desbrun 2009, eq. 8),
+    f = f(k, R, x, ξ) evaluated at every stage.
 
     The step index k selects the inputs held over step k; the state dependence (gravity in the
     body frame, buoyancy) is evaluated at the stage state, as the RK baselines do, so the
@@ -458,7 +414,8 @@ def integrate_rigid_body(step: Step, name: str, system: HolonomicSystem, initial
 
 def lie_rk(method: str, system: HolonomicSystem, initial: RigidState, dt: float, steps: int,
            wrench: WrenchSpec = None) -> Trajectory:
-    """Integrate a rigid body (paper eq. 8) with the Lie group RK method ``method`` (see module doc).
+    """Integrate a rigid body (Kobilarov, Crane & Desbrun 2009, eq. 8) with the Lie group RK method
+    ``method`` (see the module docstring).
 
     ``stats`` carries ``exp_evaluations_per_step`` (counted), ``dexp_inv_evaluations_per_step``,
     ``rate_evaluations_per_step`` and the blow-up record of :func:`run`.
@@ -470,4 +427,4 @@ def lie_rk(method: str, system: HolonomicSystem, initial: RigidState, dt: float,
 
 __all__ = ["TABLEAUX", "LieTableau", "LieProblem", "Counter", "Run", "run", "lie_rk", "lie_rk_step",
            "rk4_quaternion_step", "tableau_step", "exp_blocks", "compose", "rigid_body_problem",
-           "integrate_rigid_body", "STATE_LIMIT", "CG4_SEED_FRACTIONS"]
+           "integrate_rigid_body", "STATE_LIMIT", "CG4_PARK_CHUNG_FRACTIONS"]

@@ -1,53 +1,20 @@
-"""The general nonholonomic variational integrator of the main paper, eqs. (16)–(17) (§3.2, §5.1).
+"""The general nonholonomic variational integrator of Kobilarov, Crane & Desbrun 2009, eqs. (16)–(17)
+(§3.2, §5.1; ``docs/equations.md``, "Nonholonomic integrator", which also gives the one-step form).
 
-A system on Q = M × G: shape r ∈ M = R^s with shape velocity u, pose g ∈ G (SE(2), or SE(3)
-with the se3 maps), body velocity ξ = Ω − A(r) u with A(r) the (n × s) connection and Ω the
-locked velocity, which lies in the span of the momentum directions e_1(r) … e_b(r) (b may be
-0: a fully constrained system, Ω = 0). Step k (notation of ``docs/equations.md``):
+A system on Q = M × G: shape r ∈ Rˢ with velocity u, pose g ∈ SE(2) or SE(3) (:class:`GroupMaps`: τ
+and C_τ), body velocity ξ = Ω − A(r)u with A the connection and Ω in the span of the momentum
+directions e_1(r) … e_b(r) (b = 0: Ω = 0). Ω_k is based at r_{k+α}, the point of the connection, so
+every step moves exactly along the constrained directions there. The scheme is a one-step map on
+(g_k, r_k, ν_k, π_k), ν_k and π_k the momenta arriving at node k, started by the continuous Legendre
+transform (:func:`initial_state`). Step k solves for z = (c_k, the free entries of u_k) by Newton with
+a central-difference Jacobian, |Δz| ≤ 1e-13 (1 + |z|). Shape coordinates in ``prescribed`` are
+velocity-controlled (the car's steering): their u_k is an input and their row of the shape equation,
+which would only give the actuator force, is dropped.
 
-    r_{k+α} = r_k + α h u_k,   Ω_k = [e(r_{k+α})] c_k,   ξ_k = Ω_k − A(r_{k+α}) u_k
-    g_{k+1} = g_k τ(h ξ_k),    r_{k+1} = r_k + h u_k                                      (16)
-    [e(r_k)]ᵀ DEP(k) = 0                                                                 (16)
-    ∂ℓ_{k+α}/∂u − ∂ℓ_{k−1+α}/∂u − h(α ∂ℓ_{k−1+α}/∂r + (1−α) ∂ℓ_{k+α}/∂r)
-        = A(r_k)ᵀ DEP(k) + h(α f_{k−1+α} + (1−α) f_{k+α})                                 (16)
-    DEP(k) = C_τ(h ξ_k)ᵀ μ_k − C_τ(−h ξ_{k−1})ᵀ μ_{k−1} − h f_ext(g_k, ξ_{k−1}),
-    μ_k = ∂ℓ_{k+α}/∂ξ                                                                    (17)
-
-(The paper leaves the base point of Ω_k open; we take e(r_{k+α}), the same point as the
-connection, so that ξ_k satisfies the constraints at r_{k+α}.) f_{k+α} is the shape force held
-over step k (controls), f_ext(g, ξ) a body force.
-
-One-step form. Every term with index k−1 is known at the start of step k, so the scheme is
-carried as a one-step map on (g_k, r_k, ν_k, π_k) with the momenta *arriving* at node k
-
-    ν_k = C_τ(−h ξ_{k−1})ᵀ μ_{k−1} + h f_ext(g_k, ξ_{k−1})                     ∈ g*
-    π_k = ∂ℓ_{k−1+α}/∂u + h α ∂ℓ_{k−1+α}/∂r + h α f_{k−1+α}                    ∈ R^s
-
-and the unknowns of step k are z = (c_k, the free components of u_k) — b + s_free equations:
-
-    [e(r_k)]ᵀ (C_τ(h ξ_k)ᵀ μ_k − ν_k) = 0
-    ∂ℓ_{k+α}/∂u − h(1−α)(∂ℓ_{k+α}/∂r + f_{k+α}) − A(r_k)ᵀ(C_τ(h ξ_k)ᵀ μ_k − ν_k) − π_k = 0   (free rows)
-
-Start-up (discrete Legendre transform, as for the holonomic VI): ν_0 = ∂ℓ/∂ξ and π_0 = ∂ℓ/∂u
-of the given continuous initial velocity, plus h f_ext(g_0, ξ(0)) in ν_0. Shape coordinates
-listed in ``prescribed`` are velocity-controlled (e.g. the car's steering, whose inertia is
-neglected): their u_k is an input and their row of the shape equation, which would only give the
-actuator force, is dropped. Newton with a central finite-difference Jacobian on the small
-(b + s_free) system, from the previous step's solution; tolerance |Δz| ≤ 1e-13 (1 + |z|).
-
-What it satisfies / conserves (each checked in ``tests/core/test_nonholonomic.py``):
-
-- the constraints, exactly at every step: log_τ(g_k⁻¹ g_{k+1}) / h = Ω_k − A(r_{k+α}) u_k with
-  Ω_k ∈ span e(r_{k+α}) — i.e. the discrete motion is along the constrained directions at the
-  α-point, to round-off, for any step size;
-- g_k stays on the group (τ maps into G; no drift off SE(2)/SE(3));
-- with no constraints (A = 0, e = the full basis), no forces and a (τ, C) pairing satisfying
-  C(−ξ)ᵀ = Ad*_{τ(ξ)} C(ξ)ᵀ (``SE2_EXP``, ``SE2_CAY``, ``SE3_EXP``, ``SE3_CAY``), the spatial
-  momentum Ad*_{g_k⁻¹} ν_k is conserved to round-off (discrete Noether), and the momentum of
-  every cyclic shape variable (∂ℓ/∂r_i = 0, f_i = 0) is conserved exactly;
-- with constraints, the discrete momentum equation [e(r_k)]ᵀ DEP(k) = 0 replaces conservation
-  (the continuous nonholonomic momentum equation is not a conservation law either); the scheme
-  converges with order 2 for α = ½ and order 1 otherwise.
+Checked in ``tests/core/test_nonholonomic.py``: the constraints hold to round-off at every step and g
+stays on the group; without constraints or forces, with a pairing that satisfies the discrete Noether
+identity (``SE2_EXP``, ``SE2_CAY``, ``SE3_EXP``, ``SE3_CAY``), the spatial momentum Ad*_{g_k⁻¹} ν_k and
+the momentum of every cyclic shape variable are conserved; order 2 for α = ½, 1 otherwise.
 """
 from __future__ import annotations
 
@@ -110,7 +77,8 @@ class LagrangianDerivatives:
 
 
 class QuadraticLagrangian:
-    """ℓ = ½ [ξ; u]ᵀ M(r) [ξ; u], M symmetric (n + s) × (n + s) (the paper's vehicles, §5.2).
+    """ℓ = ½ [ξ; u]ᵀ M(r) [ξ; u], M symmetric (n + s) × (n + s) (the vehicles of Kobilarov,
+    Crane & Desbrun 2009, §5.2).
 
     ``M`` is a constant array or a callable r (..., s) → (..., n+s, n+s). ∂ℓ/∂r = ½ wᵀ ∂M/∂r_i w
     uses ``dM`` (r → (..., s, n+s, n+s)) when given, else central differences of M (error

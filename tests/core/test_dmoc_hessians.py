@@ -162,7 +162,7 @@ def test_rational_maps_value_and_derivatives(form, exact):
 @pytest.mark.parametrize("method", ["vi-cay", "vi-cay-ln", "vi-exp-ln"])
 def test_momentum_map_hessian_matches_differences_of_its_jacobian(method, T_free):
     """Jets of λ·C_τ(±hξ)ᵀ𝕀ξ against differences of the analytic momentum-map Jacobian (and ∂/∂T)."""
-    from core.integrators import holonomic as hol
+    from core.integrators import variational
     from core.dmoc.models.holonomic import momentum_lagrangian_hessian
 
     rng = np.random.default_rng(14)
@@ -177,8 +177,8 @@ def test_momentum_map_hessian_matches_differences_of_its_jacobian(method, T_free
         for i in range(len(Vb)):
             h = sign[i] * Vb[i, 6] / N
             xi = Vb[i:i + 1, :6]
-            J = hol.momentum_map_jacobian(method, h, xi, I6)[0]
-            dT = np.einsum("ij,j->i", hol.PAIRINGS[method].K(h * xi, I6 * xi)[0], xi[0]) * sign[i] / N
+            J = variational.momentum_map_jacobian(method, h, xi, I6)[0]
+            dT = np.einsum("ij,j->i", variational.PAIRINGS[method].K(h * xi, I6 * xi)[0], xi[0]) * sign[i] / N
             out[i] = lam[i] @ np.concatenate([J, dT[:, None]], axis=1)
         return out
 

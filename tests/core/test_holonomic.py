@@ -11,10 +11,13 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from core.integrators import METHODS, integrate
-from core.integrators import holonomic as H
+from core.integrators import variational as V
 from core.integrators.common import GRAVITY, HolonomicSystem, RigidState
-from core.integrators import composition as C4
-from core.integrators.composition import GAMMA1, GAMMA2, TRIPLE_JUMP, integrate_cay4
+from core.integrators.variational import GAMMA1, GAMMA2, TRIPLE_JUMP, integrate_cay4
+from core.integrators.variational.cay4_matrices import inverse3
+from core.integrators.variational.generic import solve_batched
+from core.integrators.variational.newton import accept_coefficients, newton_ln, newton_ln_continued
+from core.integrators.variational.triple_jump import CENTRES, PREDICT, PREDICT_JOINT
 from core.integrators.euler_poincare import reference
 from core.lie import quaternion, se3, so3
 
@@ -65,15 +68,15 @@ def geodesic(R1: np.ndarray, R2: np.ndarray) -> float:
 
 # --- Newton Jacobians ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("method", H.VI_METHODS)
+@pytest.mark.parametrize("method", V.VI_METHODS)
 @pytest.mark.parametrize("h", [0.05, 0.4, 1.3])   # |hω| from the series regime to well past it
 def test_full_newton_jacobian_matches_finite_differences(method, h):
     """d/dξ [C_τ(hξ)ᵀ𝕀ξ] = C(hξ)ᵀ𝕀 + h ∂_η[C(η)ᵀμ] (every pairing, general diagonal 𝕀)."""
     for _ in range(3):
         xi = RNG.normal(size=6) * np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0])
         inertia = RNG.uniform(0.5, 3.0, 6)
-        Jac = H.momentum_map_jacobian(method, h, xi, inertia)
-        ref = fd_jacobian(lambda z: H.momentum_map(method, h, z, inertia), xi)
+        Jac = V.momentum_map_jacobian(method, h, xi, inertia)
+        ref = fd_jacobian(lambda z: V.momentum_map(method, h, z, inertia), xi)
         assert rel(Jac, ref) < 1e-8, (method, h, rel(Jac, ref))
 
 
@@ -86,8 +89,8 @@ def test_reduced_newton_jacobian_matches_finite_differences(method, h):
         Jb = RNG.uniform(0.5, 3.0, 3)
         m = RNG.uniform(0.5, 3.0)
         b = RNG.normal(size=6) * 3
-        G, Jac = H.reduced_residual(method, h, w, Jb, m, b)
-        ref = fd_jacobian(lambda z: H.reduced_residual(method, h, z, Jb, m, b)[0], w)
+        G, Jac = V.reduced_residual(method, h, w, Jb, m, b)
+        ref = fd_jacobian(lambda z: V.reduced_residual(method, h, z, Jb, m, b)[0], w)
         assert rel(Jac, ref) < 1e-8, (method, h, rel(Jac, ref))
 
 
@@ -95,15 +98,15 @@ def test_reduced_newton_jacobian_matches_finite_differences(method, h):
 def test_reduced_kernel_solves_the_full_equations(method):
     """At a true solution ξ of C(hξ)ᵀ𝕀ξ = b the reduced residual vanishes, and the kernel's
     m v, μ⁺ = C(−hξ)ᵀ𝕀ξ and step τ(hξ) equal the generic 6×6 maps."""
-    pairing = H.PAIRINGS[method]
+    pairing = V.PAIRINGS[method]
     for h in (0.05, 0.7):
         xi = RNG.normal(size=6)
-        b = H.momentum_map(method, h, xi, INERTIA)
-        G, _ = H.reduced_residual(method, h, xi[:3], J, MASS, b)
+        b = V.momentum_map(method, h, xi, INERTIA)
+        G, _ = V.reduced_residual(method, h, xi[:3], J, MASS, b)
         assert np.max(np.abs(G)) < 1e-13 * np.max(np.abs(b))
-        p, mu_plus, q_step, t = H.reduced_finish(method, h, xi[:3], J, MASS, b[3:])
+        p, mu_plus, q_step, t = V.reduced_finish(method, h, xi[:3], J, MASS, b[3:])
         assert rel(p, MASS * xi[3:]) < 1e-14
-        assert rel(mu_plus, H.momentum_map(method, -h, xi, INERTIA)) < 1e-14
+        assert rel(mu_plus, V.momentum_map(method, -h, xi, INERTIA)) < 1e-14
         Q, t_ref = pairing.tau(h * xi)
         assert rel(quaternion.to_matrix(q_step), Q) < 1e-14
         assert abs(np.linalg.norm(q_step) - 1) < 1e-15
@@ -116,7 +119,7 @@ def test_pairings_use_the_seed_maps():
         eta = RNG.normal(size=6)
         for method, tau in [("vi-cay", se3.cay), ("vi-cay-ln", se3.cay_paper), ("vi-exp", se3.exp),
                             ("vi-exp-ln", se3.exp), ("vi-exp-series", se3.exp)]:
-            Q, t = H.PAIRINGS[method].tau(eta)
+            Q, t = V.PAIRINGS[method].tau(eta)
             assert rel(se3.make(Q, t), tau(eta)) < 1e-14
 
 
@@ -125,9 +128,9 @@ def test_exp_coefficients_match_high_precision_reference():
     from tests.core.conftest import coefficient_reference
     names = ("sinc", "cosc", "k1", "k4", "k5")
     grid = [0.0, 1e-10, 1e-4, 0.01, 0.2499, 0.25, 0.2501, 0.7, 1.0, 2.0, 4.0, 9.0, 16.0]
-    arr = H.exp_coefficients_array(np.array(grid))
+    arr = V.exp_coefficients_array(np.array(grid))
     for i, t2 in enumerate(grid):
-        sc = H.exp_coefficients_scalar(t2)
+        sc = V.exp_coefficients_scalar(t2)
         for j, n in enumerate(names):
             ref = coefficient_reference(n, t2)
             assert abs(sc[j] - ref) <= 2e-12 * abs(ref), (n, t2, sc[j], ref)
@@ -144,7 +147,7 @@ def test_exp_coefficient_derivatives_match_exact_series():
 
     from tests.core.conftest import EXACT_SERIES
     for t2 in (1e-3, 0.1, 0.2499, 0.2501, 0.6, 1.5, 5.0, 9.0):
-        co = H.exp_coefficients_scalar(t2)
+        co = V.exp_coefficients_scalar(t2)
         x = Fraction(t2)
         for name, dj in (("cosc", 5), ("k1", 6), ("k4", 7), ("k5", 8)):
             ref = float(sum(k * c * x ** (k - 1) for k, c in enumerate(EXACT_SERIES[name]) if k))
@@ -154,11 +157,11 @@ def test_exp_coefficient_derivatives_match_exact_series():
 
 # --- discrete Noether ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("method", H.VI_METHODS)
+@pytest.mark.parametrize("method", V.VI_METHODS)
 def test_discrete_noether_identity(method):
     """C(−ξ)ᵀ = Ad_{τ(ξ)}ᵀ C(ξ)ᵀ holds for the consistent pairings (spatial momentum conserved)
     and fails for the approximate ones."""
-    pairing = H.PAIRINGS[method]
+    pairing = V.PAIRINGS[method]
     worst = 0.0
     for _ in range(5):
         xi = RNG.normal(size=6) * 0.8
@@ -184,7 +187,7 @@ def test_scalar_path_equals_batched_and_generic_paths(method, forced):
     def run(initial, system, fast, **kw):
         if method == "vi-cay4":
             return integrate_cay4(system, initial, 0.05, 100, wrench, fast=fast, **kw)
-        return H.integrate(system, initial, 0.05, 100, method, wrench, fast=fast)
+        return V.integrate(system, initial, 0.05, 100, method, wrench, fast=fast)
 
     one = run(INITIAL, SYSTEM, True)
     assert one.stats["path"] == "scalar"
@@ -223,7 +226,7 @@ def test_vi_cay4_large_batch_equals_singles():
     """Above JOINT_MAX_BATCH bodies a free batch runs sub-step after sub-step by default, and the
     joint path (on request) inverts its 3×3 blocks by their adjugate (elementwise) instead of
     LAPACK; both equal the single-body float path."""
-    B = C4.JOINT_MAX_BATCH + 6
+    B = V.JOINT_MAX_BATCH + 6
     inertia = np.concatenate([RNG.uniform(0.5, 3, (B, 3)), np.repeat(RNG.uniform(1, 3, (B, 1)), 3, 1)], 1)
     init = RigidState(so3.exp(RNG.normal(size=(B, 3))), RNG.normal(size=(B, 3)),
                       RNG.normal(size=(B, 3)), RNG.normal(size=(B, 3)))
@@ -235,7 +238,7 @@ def test_vi_cay4_large_batch_equals_singles():
             for key in ("position", "orientation", "angular_velocity", "linear_velocity", "momentum_angular"):
                 assert rel(getattr(tb, key)[:, i], getattr(ti, key)) < 1e-12, (joint, key, i)
     A = RNG.normal(size=(2, 5, 3, 3))
-    assert rel(C4._inverse3(A.reshape(2, 5, 9)), np.linalg.inv(A)) < 1e-12
+    assert rel(inverse3(A.reshape(2, 5, 9)), np.linalg.inv(A)) < 1e-12
 
 
 def test_batched_linear_solver_matches_lapack():
@@ -244,7 +247,7 @@ def test_batched_linear_solver_matches_lapack():
     A[:5, 0, 0] = 0.0          # needs a row swap
     A[5:10] += 50 * np.eye(6)  # diagonally dominant
     b = RNG.normal(size=(40, 6))
-    x = H._solve_batched(A, b)
+    x = solve_batched(A, b)
     assert rel(x, np.linalg.solve(A, b[..., None])[..., 0]) < 1e-11
 
 
@@ -255,7 +258,7 @@ def test_batched_linear_solver_small_stack_with_a_singular_system():
     A[1] = 0.0
     b = RNG.normal(size=(3, 6))
     with np.errstate(all="ignore"):
-        x = H._solve_batched(A, b)
+        x = solve_batched(A, b)
     assert not np.isfinite(x[1]).all()
     for i in (0, 2):
         assert rel(x[i], np.linalg.solve(A[i], b[i])) < 1e-12
@@ -277,7 +280,7 @@ def test_large_batch_generic_path_equals_singles():
 def test_anisotropic_translational_inertia_uses_generic_path():
     """M ≠ m I₃ is outside the reduced kernels; the generic 6×6 Newton handles it (and conserves)."""
     system = HolonomicSystem(np.array([3.0, 2.0, 1.0, 1.0, 2.0, 3.0]))
-    tr = H.integrate(system, INITIAL, 0.05, 200, "vi-cay")
+    tr = V.integrate(system, INITIAL, 0.05, 200, "vi-cay")
     assert tr.stats["path"] == "generic" and not tr.stats["blew_up"]
     L, P = tr.momentum_angular, tr.momentum_linear
     assert rel(L, np.broadcast_to(L[0], L.shape)) < 1e-12
@@ -417,9 +420,9 @@ def test_vi_cay4_composes_the_symmetric_cay_paper_step():
     for _ in range(5):
         eta = RNG.normal(size=6) * 1.5
         assert rel(se3.cay_paper(-eta) @ se3.cay_paper(eta), np.eye(4)) < 1e-14
-    assert C4.KERNEL == "vi-cay-ln" and TRIPLE_JUMP == (GAMMA1, GAMMA2, GAMMA1)
+    assert V.KERNEL == "vi-cay-ln" and TRIPLE_JUMP == (GAMMA1, GAMMA2, GAMMA1)
     a = integrate_cay4(SYSTEM, INITIAL, 0.05, 40, compass_gravity_wrench, fast=False)
-    b = H.integrate(SYSTEM, INITIAL, 0.05, 40, "vi-cay-ln", compass_gravity_wrench, fast=False,
+    b = V.integrate(SYSTEM, INITIAL, 0.05, 40, "vi-cay-ln", compass_gravity_wrench, fast=False,
                     substeps=TRIPLE_JUMP)
     assert rel(a.position, b.position) == 0.0 and rel(a.orientation, b.orientation) == 0.0
 
@@ -451,7 +454,7 @@ def test_vi_cay4_is_reversible(path):
 def test_newton_error_bound_of_the_fast_termination():
     """After a Newton update d₁ (Jacobian A₀ at the guess) the error left e satisfies
     eᵀJe ≤ kc D₁², and after a chord update d₂ with A₀, eᵀJe ≤ kc D₁ D₂ (D = dᵀJd,
-    kc = 2h²J_max/J_min², composition._accept_coefficients), for (h/2)|ω|J_max/J_min ≤ 2:
+    kc = 2h²J_max/J_min², newton.accept_coefficients), for (h/2)|ω|J_max/J_min ≤ 2:
     random bodies, steps (γ₂ < 0 too), solutions and guess errors 1e-8…1e-2."""
     rng = np.random.default_rng(11)
     worst = 0.0
@@ -461,13 +464,13 @@ def test_newton_error_bound_of_the_fast_termination():
         h = float(rng.choice([0.01, 0.05, 0.1, 0.2, 0.5])) * float(rng.choice([1.0, GAMMA2]))
         if 0.5 * abs(h) * np.linalg.norm(w_true) * Jb.max() / Jb.min() > 2.0:
             continue
-        b = H.momentum_map("vi-cay-ln", h, np.concatenate([w_true, np.zeros(3)]), np.array([*Jb, 2.0, 2.0, 2.0]))
+        b = V.momentum_map("vi-cay-ln", h, np.concatenate([w_true, np.zeros(3)]), np.array([*Jb, 2.0, 2.0, 2.0]))
         w0 = w_true + 10 ** rng.uniform(-8, -2) * np.linalg.norm(w_true) * rng.normal(size=3)
-        G0, A0 = H.reduced_residual("vi-cay-ln", h, w0, Jb, 2.0, b)
+        G0, A0 = V.reduced_residual("vi-cay-ln", h, w0, Jb, 2.0, b)
         d1 = np.linalg.solve(A0, G0)
-        G1, _ = H.reduced_residual("vi-cay-ln", h, w0 - d1, Jb, 2.0, b)
+        G1, _ = V.reduced_residual("vi-cay-ln", h, w0 - d1, Jb, 2.0, b)
         d2 = np.linalg.solve(A0, G1)
-        kc = C4._accept_coefficients(Jb, [h])[0]
+        kc = accept_coefficients(Jb, [h])[0]
         E = lambda e: float(e @ (Jb * e))  # noqa: E731
         floor = 1e-28 * E(w_true)          # below this the "error" is round-off
         e1, e2 = E(w0 - d1 - w_true), E(w0 - d1 - d2 - w_true)
@@ -484,10 +487,10 @@ def test_continuation_in_h_rescues_a_failed_newton_solve():
     b = np.array([1.363163023868537, 9.716203552861385, 0.767371611753955])
     Jb = np.array([4.83391729294661, 1.3388614149853901, 1.2850751409063554])
     hh = 1.1885096882171342
-    kc = C4._accept_coefficients(Jb, [2 * hh])[0]
+    kc = accept_coefficients(Jb, [2 * hh])[0]
     tolE = 1e-32 * float(np.sum(b * b / Jb))
-    assert C4._newton_ln(*(b / Jb), *b, *Jb, hh, kc, tolE, False)[5] == 0.0
-    w1, w2, w3, _, _, ok = C4._newton_ln_continued(*b, *Jb, hh, kc, tolE, False)
+    assert newton_ln(*(b / Jb), *b, *Jb, hh, kc, tolE, False)[5] == 0.0
+    w1, w2, w3, _, _, ok = newton_ln_continued(*b, *Jb, hh, kc, tolE, False)
     w = np.array([w1, w2, w3])
     assert ok == 1.0 and np.max(np.abs(Jb * w + hh * np.cross(w, Jb * w) - b)) < 1e-14 * np.max(np.abs(b))
 
@@ -510,7 +513,7 @@ def test_vi_cay4_predictor_is_exact_for_degree_six_data():
     degree ≤ 6 (quartic error h⁵f⁽⁵⁾ + O(h⁶) linear in t). Both the sequential and the joint weights."""
     coef = RNG.normal(size=(7, 3))
     f = lambda t: sum(c * t**i for i, c in enumerate(coef))  # noqa: E731
-    c = C4._C
+    c = CENTRES
     for k in range(7, 14):
         H7 = np.zeros((7, 3, 3))
         for lag in range(7):
@@ -521,10 +524,10 @@ def test_vi_cay4_predictor_is_exact_for_degree_six_data():
             want = f(0.1 * (k + c[j]))
             H_seq = H7.copy()
             H_seq[k % 7, 0] = f(0.1 * (k + c[0]))    # sub-step 1 of step k is solved first
-            assert rel(C4._PREDICT[k % 7, j] @ H_seq.reshape(21, 3), want) < 1e-10
+            assert rel(PREDICT[k % 7, j] @ H_seq.reshape(21, 3), want) < 1e-10
             if j == 0:
                 H_seq[k % 7, 0] = 0.0
-            assert rel(C4._PREDICT_JOINT[k % 7, j] @ np.where(np.arange(21)[:, None] // 3 == k % 7, 0.0, flat), want) < 1e-10
+            assert rel(PREDICT_JOINT[k % 7, j] @ np.where(np.arange(21)[:, None] // 3 == k % 7, 0.0, flat), want) < 1e-10
 
 
 # --- forces ----------------------------------------------------------------------------------
@@ -582,19 +585,19 @@ def test_system_wrench_and_call_wrench_add():
 
 # --- blow-ups ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("method", H.VI_METHODS + ("vi-cay4",))
+@pytest.mark.parametrize("method", V.VI_METHODS + ("vi-cay4",))
 @pytest.mark.parametrize("fast", [True, False])
 def test_absurd_step_is_bounded_or_flagged_never_nan(method, fast):
     init = RigidState(np.eye(3), np.zeros(3), np.array([300.0, -200.0, 500.0]), np.array([1e3, 0.0, 0.0]))
     if method == "vi-cay4":
         tr = integrate_cay4(SYSTEM, init, 3.0, 50, fast=fast)
     else:
-        tr = H.integrate(SYSTEM, init, 3.0, 50, method, fast=fast)
+        tr = V.integrate(SYSTEM, init, 3.0, 50, method, fast=fast)
     for key in ("position", "orientation", "angular_velocity", "linear_velocity",
                 "momentum_angular", "momentum_linear"):
         assert np.all(np.isfinite(getattr(tr, key))), key
     assert len(tr.time) == (tr.stats["last_good_node"] + 1 if tr.stats["blew_up"] else 51)
-    assert tr.stats["blew_up"] or np.max(np.abs(tr.angular_velocity)) < H.XI_LIMIT
+    assert tr.stats["blew_up"] or np.max(np.abs(tr.angular_velocity)) < V.XI_LIMIT
     tr.to_json()  # refuses NaN/inf
 
 
@@ -678,7 +681,7 @@ def test_newton_iterations_at_animation_step_sizes():
 
 def test_step_rows_packs_long_runs_into_blocks_in_order():
     """The scalar runners' record: rows beyond 65,536 go to packed blocks, the array keeps every row in order."""
-    from core.integrators.holonomic import StepRows
+    from core.integrators.variational import StepRows
     rows = StepRows((0.0, 0.5), 2)
     for k in range(1, 70_001):
         rows.add((float(k), k + 0.5))

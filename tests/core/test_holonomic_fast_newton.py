@@ -1,4 +1,4 @@
-"""The fast Newton termination of the holonomic VI kernels (core/integrators/holonomic.py):
+"""The fast Newton termination of the holonomic VI kernels (core/integrators/variational/newton.py):
 the a-priori error bound (newton_bound), chord updates, the quartic predictor, and the
 rewritten pose formulas of the finish kernels, each against the formula it replaced."""
 from __future__ import annotations
@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from core.integrators import holonomic as H
+from core.integrators import variational as V
 from core.integrators.common import HolonomicSystem, RigidState
+from core.integrators.variational import newton
 from core.lie import so3
 
 KERNEL_METHODS = ("vi-cay", "vi-cay-ln", "vi-exp", "vi-exp-ln")
@@ -28,7 +29,7 @@ def test_newton_error_bound_holds_on_random_bodies(method):
     root polished by Newton (not the ξ that generated b: b carries round-off of the size of
     h m|v|² eps) and only where they exceed a tenth of the integrator's tolerance."""
     rng = np.random.default_rng(5)
-    pv_max = H.PAIRINGS[method].kernel.pv_max
+    pv_max = V.PAIRINGS[method].kernel.pv_max
     worst, used = 0.0, 0
     for _ in range(1500):
         Jb = rng.uniform(1.0, 5.0, 3)
@@ -36,17 +37,17 @@ def test_newton_error_bound_holds_on_random_bodies(method):
         w = rng.normal(size=3) * rng.uniform(0.1, 3.0)
         v = rng.normal(size=3) * rng.uniform(0.0, 10.0)
         h = float(rng.choice([0.01, 0.05, 0.1, 0.2, 0.5, 1.0])) * float(rng.choice([1.0, -1.7]))
-        b = H.momentum_map(method, h, np.r_[w, v], np.r_[Jb, m, m, m])
+        b = V.momentum_map(method, h, np.r_[w, v], np.r_[Jb, m, m, m])
         for _ in range(4):
-            G, A = H.reduced_residual(method, h, w, Jb, m, b)
+            G, A = V.reduced_residual(method, h, w, Jb, m, b)
             w = w - np.linalg.solve(A, G)
         w0 = w + 10 ** rng.uniform(-8, -2) * np.linalg.norm(w) * rng.normal(size=3)
-        kc = H.newton_bound(pv_max, h, Jb.max(), Jb.min(), 1.0 / m, *w0, *b[3:])
+        kc = V.newton_bound(pv_max, h, Jb.max(), Jb.min(), 1.0 / m, *w0, *b[3:])
         if not math.isfinite(kc):
             continue
-        G0, A0 = H.reduced_residual(method, h, w0, Jb, m, b)
+        G0, A0 = V.reduced_residual(method, h, w0, Jb, m, b)
         d1 = np.linalg.solve(A0, G0)
-        G1, _ = H.reduced_residual(method, h, w0 - d1, Jb, m, b)
+        G1, _ = V.reduced_residual(method, h, w0 - d1, Jb, m, b)
         d2 = np.linalg.solve(A0, G1)
         E = lambda e: float(e @ (Jb * e))  # noqa: E731
         floor = 1e-29 * (E(b[:3] / Jb) + float(b[3:] @ b[3:]) / m)
@@ -62,12 +63,12 @@ def test_newton_error_bound_holds_on_random_bodies(method):
 
 def test_bound_is_infinite_outside_its_range():
     """Large (h/2)|ω| J_max/J_min, or (vi-exp) large h²|b^v|²/(m J_min): no a-priori acceptance."""
-    assert H.newton_bound(None, 1.0, 3.0, 1.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0) == math.inf
-    assert math.isfinite(H.newton_bound(None, 0.1, 3.0, 1.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0))
-    assert H.newton_bound(10.0, 0.1, 3.0, 1.0, 1.0, 0.1, 0.0, 0.0, 1e3, 0.0, 0.0) == math.inf
-    kc = H.newton_bound(math.inf, 0.1, 3.0, 1.0, 0.5, 0.1, 0.0, 0.0, 10.0, 0.0, 0.0)
+    assert V.newton_bound(None, 1.0, 3.0, 1.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0) == math.inf
+    assert math.isfinite(V.newton_bound(None, 0.1, 3.0, 1.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0))
+    assert V.newton_bound(10.0, 0.1, 3.0, 1.0, 1.0, 0.1, 0.0, 0.0, 1e3, 0.0, 0.0) == math.inf
+    kc = V.newton_bound(math.inf, 0.1, 3.0, 1.0, 0.5, 0.1, 0.0, 0.0, 10.0, 0.0, 0.0)
     assert kc == pytest.approx(2 * 0.01 * 3.0 * (1 + 0.01 * 100 * 0.5) ** 2)
-    arr = H.newton_bound(10.0, 0.1, np.array([3.0, 3.0]), np.array([1.0, 1.0]), np.array([0.5, 0.5]),
+    arr = V.newton_bound(10.0, 0.1, np.array([3.0, 3.0]), np.array([1.0, 1.0]), np.array([0.5, 0.5]),
                          np.array([0.1, 100.0]), np.zeros(2), np.zeros(2), np.array([10.0, 10.0]),
                          np.zeros(2), np.zeros(2))
     assert arr[0] == pytest.approx(kc) and arr[1] == math.inf
@@ -81,9 +82,9 @@ def test_extrapolation_is_exact_for_polynomials():
         coef = rng.normal(size=n)
         f = lambda t: np.polyval(coef, t)  # noqa: E731
         hist = [(f(0.1 * i), 2.0 * f(0.1 * i)) for i in range(n)]
-        assert np.allclose(H._extrapolate(hist), (f(0.1 * n), 2.0 * f(0.1 * n)), rtol=1e-11, atol=1e-12)
+        assert np.allclose(newton.extrapolate(hist), (f(0.1 * n), 2.0 * f(0.1 * n)), rtol=1e-11, atol=1e-12)
         arrs = [(np.full((3, 2), f(0.1 * i)),) for i in range(n)]
-        assert np.allclose(H._extrapolate(arrs)[0], f(0.1 * n), rtol=1e-11, atol=1e-12)
+        assert np.allclose(newton.extrapolate(arrs)[0], f(0.1 * n), rtol=1e-11, atol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["vi-cay", "vi-cay-ln"])
@@ -95,7 +96,7 @@ def test_finish_translation_equals_the_previous_formula(method):
     for _ in range(200):
         w, Jb, bv = rng.normal(size=3) * 3, rng.uniform(0.5, 4, 3), rng.normal(size=3) * 10
         h, m = float(rng.uniform(0.001, 1.0)), float(rng.uniform(0.5, 5))
-        p, _, _, t = H.reduced_finish(method, h, w, Jb, m, bv)
+        p, _, _, t = V.reduced_finish(method, h, w, Jb, m, bv)
         u = 0.5 * h * w
         c = h / m * p
         n = 1.0 + u @ u
@@ -118,9 +119,9 @@ def test_fast_termination_agrees_with_plain_newton(method, batched, monkeypatch)
     if not batched:
         inertia, init = inertia[0], RigidState(init.R[0], init.x[0], init.omega[0], init.v[0])
     system = HolonomicSystem(inertia)
-    fast = H.integrate(system, init, 0.05, 300, method)
-    monkeypatch.setattr(H, "UR_MAX", 0.0)
-    plain = H.integrate(system, init, 0.05, 300, method)
+    fast = V.integrate(system, init, 0.05, 300, method)
+    monkeypatch.setattr(newton, "UR_MAX", 0.0)
+    plain = V.integrate(system, init, 0.05, 300, method)
     assert fast.stats["path"] == plain.stats["path"] == ("batch" if batched else "scalar")
     for key in ("position", "orientation", "angular_velocity", "linear_velocity", "momentum_angular"):
         assert rel(getattr(fast, key), getattr(plain, key)) < 1e-12, key

@@ -5,7 +5,7 @@ the orientation stays on SO(3) through a chart centred at a reference rotation R
 initial guess; re-centred between outer solves, see ``recentre``) — per step the body velocity
 ξ_k = (ω_k, v_k) of eq. (9) and the controls u_k; plus T when the duration is free (h = T/N).
 
-Equality constraints, the integrator of ``core.integrators.holonomic`` exactly (the kick–drift–kick
+Equality constraints, the integrator of ``core.integrators.variational`` exactly (the kick–drift–kick
 momentum form: both half kicks at node k use the wrench of the step they belong to, so that
 re-simulating the controls with ``simulate`` reproduces the trajectory):
 
@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import ScenarioError
-from ...integrators import holonomic as hol
+from ...integrators import variational
 from ...lie import quaternion, so3
 from ...scenario import Table
 from ...trajectory import Trajectory
@@ -221,15 +221,15 @@ class HolonomicModel(Model):
     se3 = True
     pose_dim = 6
     position_dim = 3
-    methods = tuple(hol.PAIRINGS)
+    methods = tuple(variational.PAIRINGS)
 
     def __init__(self, inertia6: np.ndarray, steps: int, method: str = "vi-cay"):
         super().__init__(steps, 0.5)
-        if method not in hol.PAIRINGS:
+        if method not in variational.PAIRINGS:
             raise ScenarioError("[integrator] method", f"unknown method {method!r}; expected one of: "
-                                f"{', '.join(hol.PAIRINGS)}")
+                                f"{', '.join(variational.PAIRINGS)}")
         self.method = method
-        self.pairing = hol.PAIRINGS[method]
+        self.pairing = variational.PAIRINGS[method]
         self.rot_kind, self.B_map = _PAIRING_PARTS[method]
         self.inertia = np.asarray(inertia6, dtype=float)
         N = self.N
@@ -481,7 +481,7 @@ class HolonomicModel(Model):
             Bu, _ = self.control_wrench(X[:, 6:6 + nu])
             E = self._ext_remembered("start", False, R, X[:, 9 + nu:12 + nu], x0)
             for hv, sel in self._h_groups(h):
-                out[sel] = hol.momentum_map(self.method, hv, X[sel, :6], I6)
+                out[sel] = variational.momentum_map(self.method, hv, X[sel, :6], I6)
             return out - I6 * x0 - 0.5 * h[:, None] * (Bu + E)
 
         def jac(X, Rr, x0, frozen=False):
@@ -493,7 +493,7 @@ class HolonomicModel(Model):
             E, Es, Ex, _ = self._ext_jac(R, X[:, 9 + nu:12 + nu], x0, frozen, "start")
             dh = np.empty((B, 6))
             for hv, sel in self._h_groups(h):
-                J[sel, :, :6] = hol.momentum_map_jacobian(self.method, hv, X[sel, :6], I6)
+                J[sel, :, :6] = variational.momentum_map_jacobian(self.method, hv, X[sel, :6], I6)
                 xs = X[sel, :6]
                 dh[sel] = np.einsum("bij,bj->bi", self.pairing.K(hv * xs, I6 * xs), xs)
             J[:, :, 6:6 + nu] = -0.5 * h[:, None, None] * dBu
@@ -524,8 +524,8 @@ class HolonomicModel(Model):
             h = X[:, L - 1] / N
             out = np.empty((X.shape[0], 6))
             for hv, sel in self._h_groups(h):
-                out[sel] = (hol.momentum_map(self.method, hv, X[sel, 6:12], I6)
-                            - hol.momentum_map(self.method, -hv, X[sel, 0:6], I6))
+                out[sel] = (variational.momentum_map(self.method, hv, X[sel, 6:12], I6)
+                            - variational.momentum_map(self.method, -hv, X[sel, 0:6], I6))
             B0, _ = self.control_wrench(X[:, a_u0:a_u1])
             B1, _ = self.control_wrench(X[:, a_u1:a_r])
             R = chart(Rr, X[:, a_r:a_x])
@@ -555,8 +555,8 @@ class HolonomicModel(Model):
             dh = np.empty((X.shape[0], 6))
             for hv, sel in self._h_groups(h):
                 xp, xc = X[sel, 0:6], X[sel, 6:12]
-                J[sel, :, 6:12] = hol.momentum_map_jacobian(self.method, hv, xc, I6)
-                J[sel, :, 0:6] -= hol.momentum_map_jacobian(self.method, -hv, xp, I6)
+                J[sel, :, 6:12] = variational.momentum_map_jacobian(self.method, hv, xc, I6)
+                J[sel, :, 0:6] -= variational.momentum_map_jacobian(self.method, -hv, xp, I6)
                 dh[sel] = (np.einsum("bij,bj->bi", self.pairing.K(hv * xc, I6 * xc), xc)
                            + np.einsum("bij,bj->bi", self.pairing.K(-hv * xp, I6 * xp), xp))
             J[:, :, L - 1] += dh / N
@@ -678,7 +678,7 @@ class HolonomicModel(Model):
         E = self.external_wrench(R[1:], y[self.x][1:], xi)
         m = np.empty((self.N + 1, 6))
         m[0] = self.inertia * self.xi_start
-        m[1:] = hol.momentum_map(self.method, -h, xi, self.inertia) + 0.5 * h * (Bu + E)
+        m[1:] = variational.momentum_map(self.method, -h, xi, self.inertia) + 0.5 * h * (Bu + E)
         return m
 
     def goal_velocity_group(self, linear_world: np.ndarray | None, angular_body: np.ndarray | None) -> Group:
@@ -698,7 +698,7 @@ class HolonomicModel(Model):
             if values_only:   # m_N alone: the external wrench without its Jacobian
                 m = np.empty((X.shape[0], 6))
                 for hv, sel in self._h_groups(h):
-                    m[sel] = hol.momentum_map(self.method, -hv, X[sel, :6], I6)
+                    m[sel] = variational.momentum_map(self.method, -hv, X[sel, :6], I6)
                 E = self._ext_remembered("goal", False, R, X[:, 9 + nu:12 + nu], X[:, :6])
                 return R, m + 0.5 * h[:, None] * (Bu + E), None
             E, Es, Ex, Exi = self._ext_jac(R, X[:, 9 + nu:12 + nu], X[:, :6], frozen, None if frozen else "goal")
@@ -707,8 +707,8 @@ class HolonomicModel(Model):
             dh = np.empty((X.shape[0], 6))
             for hv, sel in self._h_groups(h):
                 xs = X[sel, :6]
-                m[sel] = hol.momentum_map(self.method, -hv, xs, I6)
-                Jm[sel, :, :6] = hol.momentum_map_jacobian(self.method, -hv, xs, I6)
+                m[sel] = variational.momentum_map(self.method, -hv, xs, I6)
+                Jm[sel, :, :6] = variational.momentum_map_jacobian(self.method, -hv, xs, I6)
                 dh[sel] = -np.einsum("bij,bj->bi", self.pairing.K(-hv * xs, I6 * xs), xs)
             hh = h[:, None, None]
             m += 0.5 * h[:, None] * (Bu + E)
@@ -881,9 +881,9 @@ class HolonomicModel(Model):
             return Bu[0] + self.external_wrench(R[None], x[None], xi[None])[0]
 
         x0 = self.base[self.x[0]]
-        traj = hol.integrate(HolonomicSystem(self.inertia, wrench),
-                             RigidState(R=self.start_R, x=x0, omega=self.xi_start[:3], v=self.xi_start[3:]),
-                             h, N, self.method)
+        traj = variational.integrate(HolonomicSystem(self.inertia, wrench),
+                                     RigidState(R=self.start_R, x=x0, omega=self.xi_start[:3], v=self.xi_start[3:]),
+                                     h, N, self.method)
         if len(traj.time) != N + 1:
             return self.guess_from_path(y, np.repeat(x0[None], N + 1, axis=0))
         R = traj.rotation_matrices
@@ -918,7 +918,7 @@ class HolonomicModel(Model):
 
     # -- output ----------------------------------------------------------------------------------
     def trajectory(self, y: np.ndarray) -> Trajectory:
-        """As ``core.integrators.holonomic.integrate`` assembles it (node velocity 𝕀⁻¹m_k, ξ(0) at node 0)."""
+        """As ``core.integrators.variational.integrate`` assembles it (node velocity 𝕀⁻¹m_k, ξ(0) at node 0)."""
         h = float(y[self.T]) / self.N
         R = self.rotations(y)
         x = y[self.x]
