@@ -10,6 +10,11 @@ nothing is saved, one line per failure goes to stderr naming the file and the ve
 the exit status is 1. A vehicle with Solve unavailable for its type (a rigid body) is
 skipped with a note. Uses the installed Vehicle Motion extension when it is enabled, else
 the one in this checkout (registered for the run and unregistered before exit).
+
+The solving and baking are the package's batch entry (``addon/batch.py``: ``bake_vehicles``);
+this sample keeps its all-or-nothing contract (save in place, exit 1). For many shots, a
+report per vehicle and a new file beside the input, run the entry itself:
+``python addon/batch.py shot.blend`` (exit 0 / 3 / 2).
 """
 from __future__ import annotations
 
@@ -26,31 +31,12 @@ from build_car_tunnel_scene import addon_registered, package_name  # noqa: E402
 
 def bake_all(scene) -> tuple[list[str], list[str]]:
     """Solve and bake every vehicle of ``scene``: (report lines, failure lines)."""
-    package = package_name()
-    scene_reader = importlib.import_module(package + ".addon.scene_reader")
-    solving = importlib.import_module(package + ".addon.solving")
-    errors = importlib.import_module(package + ".core.errors")
-    vehicles = sorted((ob for ob in scene.objects if ob.vehicle_motion.vehicle_type != "NONE"),
-                      key=lambda ob: ob.name)
-    lines, failures = [], []
-    if not vehicles:
+    batch = importlib.import_module(package_name() + ".addon.batch")
+    entries, notes = batch.bake_vehicles(scene)
+    lines = [e["message"] for e in entries if e["status"] == "baked"] + notes
+    failures = [e["message"] for e in entries if e["status"] != "baked"]
+    if not entries and not notes:
         failures.append("no vehicle objects (set an object's Vehicle type)")
-    for obj in vehicles:
-        if obj.vehicle_motion.vehicle_type not in scene_reader.SOLVABLE:
-            lines.append(f"'{obj.name}': skipped (Solve does not plan a "
-                         f"{obj.vehicle_motion.vehicle_type.lower().replace('_', ' ')})")
-            continue
-        try:
-            problem = scene_reader.read_problem(scene, obj)
-            outcome = solving.solve(problem)
-            level, message = solving.apply_outcome(obj, outcome, scene)
-        except errors.VehicleMotionError as exc:
-            failures.append(str(exc) if f"'{obj.name}'" in str(exc) else f"'{obj.name}': {exc}")
-            continue
-        if level == "ERROR":
-            failures.append(message)
-        else:
-            lines.append(message)
     return lines, failures
 
 
