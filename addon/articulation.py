@@ -133,7 +133,7 @@ def read_parts(scene, vehicle, frame: int | None = None) -> PartsReading:
     if not len(settings.parts):
         raise PartsError(f"'{vehicle.name}' has no parts: add them under Vehicle › Articulated Parts")
     if frame is None:
-        from .scene_reader import simulation_range
+        from .scene_settings import simulation_range
         frame = simulation_range(scene)[0]
     entries, seen = [], {}
     for i, e in enumerate(settings.parts, start=1):

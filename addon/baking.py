@@ -28,7 +28,7 @@ import mathutils
 import numpy as np
 
 from . import action_compat
-from .properties import CHILD_ROLES, CHILD_ROLES_BY_TYPE, CORE_VEHICLE_NAMES
+from .properties import CHILD_ROLES, CORE_VEHICLE_NAMES, vehicle_spec
 
 GROUP = "Object Transforms"
 _LINEAR = 1  # FCurve keyframe interpolation 'LINEAR' as stored (Bezier triple ipo)
@@ -38,40 +38,12 @@ _AXES = {
     "NEG_X": (-1.0, 0.0, 0.0), "NEG_Y": (0.0, -1.0, 0.0), "NEG_Z": (0.0, 0.0, -1.0),
 }
 
-# Shape channels that drive each child role, per vehicle type; the first one the trajectory
-# has wins, a leading "-" negates it. Car (core.vehicles.car): wheel_angle ψ is the rear
-# wheels' rolling angle, steering_angle φ; "front_wheel_roll" is derived (front wheels roll
-# 1/cos φ as far); a trajectory that knows the car's wheels (stats["wheels"]) gives each
-# wheel its own wheel_angle_<rear_left …> (wheel_shapes). Snakeboard: wheel_angle is the foot
-# plates' angle φ (front +φ, rear −φ), rotor_angle the rider's twist. Helicopter: rotor spins,
-# plus the main rotor's tilt.
-ROLE_CHANNELS: dict[str, dict[str, tuple[str, ...]]] = {
-    "CAR": {
-        "wheel_rear_left": ("wheel_angle_rear_left", "wheel_angle"),
-        "wheel_rear_right": ("wheel_angle_rear_right", "wheel_angle"),
-        "wheel_front_left": ("wheel_angle_front_left", "front_wheel_roll"),
-        "wheel_front_right": ("wheel_angle_front_right", "front_wheel_roll"),
-        "knuckle_front_left": ("steering_angle_front_left", "steering_angle"),
-        "knuckle_front_right": ("steering_angle_front_right", "steering_angle"),
-    },
-    "SNAKEBOARD": {
-        "truck_front": ("wheel_angle",),
-        "truck_rear": ("-wheel_angle",),
-        "rider": ("rotor_angle",),
-    },
-    "HELICOPTER": {
-        "main_rotor": ("rotor_angle",),
-        "tail_rotor": ("tail_rotor_angle",),
-    },
-    "BOAT": {
-        "rudder": ("rudder_angle",),
-    },
-    "RIGID_BODY": {},
-    "NONE": {},
-}
-SPIN_ROLES = frozenset({"wheel_rear_left", "wheel_rear_right", "wheel_front_left",
-                        "wheel_front_right", "rider", "main_rotor", "tail_rotor"})
-TILT_ROLES = frozenset({"main_rotor"})
+# What turns each part is its vehicle's spec (core.vehicles.spec.Part: the shape channels, the first one
+# the trajectory has wins, a leading "-" negates it; whether it spins or tilts). Car: wheel_angle ψ is the
+# rear wheels' rolling angle, steering_angle φ; "front_wheel_roll" is derived here (front wheels roll
+# 1/cos φ as far); a trajectory that knows the car's wheels (stats["wheels"]) gives each wheel its own
+# wheel_angle_<rear_left …> (wheel_shapes). Snakeboard: wheel_angle is the foot plates' angle φ (front
+# +φ, rear −φ), rotor_angle the rider's twist. Helicopter: rotor spins, plus the main rotor's tilt.
 
 
 def _error(message: str) -> Exception:
@@ -407,27 +379,27 @@ def _node_series(shape: dict, name: str, n_nodes: int) -> np.ndarray:
     return series
 
 
-def _child_angle(vehicle_type: str, role: str, shape: dict, n_nodes: int) -> np.ndarray | None:
-    for name in ROLE_CHANNELS[vehicle_type].get(role, ()):
+def _child_angle(part, shape: dict, n_nodes: int) -> np.ndarray | None:
+    for name in part.channels:
         series = _shape_series(shape, name)
         if series is not None:
             if len(series) != n_nodes:
                 raise _error(f"bake: shape '{name.lstrip('-')}' has {len(series)} values, "
                              f"expected {n_nodes}")
-            return _unwrap_if_wrapped(series) if role in SPIN_ROLES else series
+            return _unwrap_if_wrapped(series) if part.spins else series
     return None
 
 
-def _child_channels(vehicle, vehicle_type: str, role: str, child, shape: dict, at: np.ndarray) -> _Channels | None:
+def _child_channels(vehicle, part, child, shape: dict, at: np.ndarray) -> _Channels | None:
     """The child's rotation at the bake's times: ``shape`` holds the channels on the sample union
     (:class:`_Samples`), ``at`` each bake time's place in it."""
     from ..core.lie import quaternion
     settings = vehicle.vehicle_motion
     n = len(next(iter(shape.values()))) if shape else 0
-    angle = _child_angle(vehicle_type, role, shape, n)
+    angle = _child_angle(part, shape, n)
     tilt = None
-    if role in TILT_ROLES and ("pitch_tilt" in shape or "roll_tilt" in shape):
-        pitch, roll = (_node_series(shape, name, n)[at] for name in ("pitch_tilt", "roll_tilt"))
+    if part.tilts_with and any(name in shape for name in part.tilts_with):
+        pitch, roll = (_node_series(shape, name, n)[at] for name in part.tilts_with)
         tilt = quaternion.multiply(_axis_quaternion("Y", pitch), _axis_quaternion("X", roll))
     if angle is None and tilt is None:
         return None
@@ -436,7 +408,7 @@ def _child_channels(vehicle, vehicle_type: str, role: str, child, shape: dict, a
     k = len(at)
     q = np.repeat(_rest_quaternion(child, rest)[None], k, axis=0)
     if angle is not None:
-        axis = getattr(settings, CHILD_ROLES[role][1])
+        axis = getattr(settings, CHILD_ROLES[part.role][1])
         q = quaternion.multiply(q, _axis_quaternion(axis, angle[at]))
     if tilt is not None:  # about the parent's (body) axes: R = Δ⁻¹ · tilt · Δ · R_rest · spin
         dq = _delta_quaternion(child)
@@ -574,11 +546,12 @@ def bake(obj, trajectory, *, frame_start: float = 1, fps: float = 24.0, times=No
     seen = {obj.name}
     vehicle_type = _vehicle_type(obj, trajectory)
     shape = wheel_shapes(vehicle_type, trajectory, samples.motion)
-    for role in CHILD_ROLES_BY_TYPE[vehicle_type]:
-        child = getattr(obj.vehicle_motion, role)
+    spec = vehicle_spec(vehicle_type)
+    for part in spec.parts if spec is not None else ():
+        child = getattr(obj.vehicle_motion, part.role)
         if child is None or child.name in seen:
             continue
-        channels = _child_channels(obj, vehicle_type, role, child, shape, samples.at)
+        channels = _child_channels(obj, part, child, shape, samples.at)
         if channels is not None:
             plan.append(channels)
             seen.add(child.name)
@@ -682,9 +655,10 @@ def bake_channels(owner, plan: list, frames, scene=None) -> BakeResult:
 def trajectory_frames(trajectory, scene) -> tuple[float, float, np.ndarray]:
     """(frame of time 0, frames a second, frames to key) of a trajectory: the frame range and frame rate
     it was solved or simulated for (its stats), else the scene's rate from its Vehicle Motion start."""
-    from ..core.shot.frames import bake_frames, scene_fps
+    from ..core.shot.frames import bake_frames
+    from .scene_settings import frame_rate
     stats = trajectory.stats
-    fps = float(stats.get("fps") or scene_fps(scene.render.fps, scene.render.fps_base))
+    fps = float(stats.get("fps") or frame_rate(scene))
     start = float(stats.get("frame_start", scene.vehicle_motion.frame_start))
     t = np.asarray(trajectory.time, dtype=float)
     end = start + (t[-1] - t[0]) * fps  # a run that stopped early (blew up) ends where it stopped

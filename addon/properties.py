@@ -3,9 +3,10 @@
 Units are SI (kg, m, s, rad, N, N·m, kg·m²). The vehicle body frame is +X forward,
 +Y left, +Z up, as in the core models. Enum identifiers are a contract with the scene
 reader: ``vehicle_type`` is one of ``VEHICLE_TYPES``, ``integrator`` one of
-``INTEGRATORS`` (the core method name is the identifier in lower case), and
-``PARAMETERS_BY_TYPE`` / ``CHILD_ROLES_BY_TYPE`` say which fields belong to which
-vehicle (the panel draws from them, the scene reader reads from them).
+``INTEGRATORS`` (the core method name is the identifier in lower case). The vehicles, their
+parameters (one setting each), presets and parts are core's vehicle specs
+(``core.vehicles.spec``): ``SPECS`` by vehicle type; ``PARAMETERS_BY_TYPE`` / ``CHILD_ROLES_BY_TYPE``
+say which fields belong to which vehicle (the panel draws from them, the scene reader reads from them).
 """
 from __future__ import annotations
 
@@ -15,25 +16,23 @@ import bpy
 from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty,
                        IntProperty, PointerProperty, StringProperty)
 
-VEHICLE_TYPES = ("NONE", "CAR", "HELICOPTER", "BOAT", "SNAKEBOARD", "RIGID_BODY")
+from ..core.scenario import MAX_SOLVE_STEPS
+from ..core.vehicles.spec import Parameter, Preset, VehicleSpec, vehicle_specs
+
+SPECS: dict[str, VehicleSpec] = {spec.name.upper(): spec for spec in vehicle_specs()}
+VEHICLE_TYPES = ("NONE", *SPECS)
 
 # Core's Trajectory.vehicle string for each vehicle_type.
-CORE_VEHICLE_NAMES = {
-    "CAR": "car", "HELICOPTER": "helicopter", "BOAT": "boat",
-    "SNAKEBOARD": "snakeboard", "RIGID_BODY": "rigid_body",
-}
+CORE_VEHICLE_NAMES = {vehicle_type: spec.name for vehicle_type, spec in SPECS.items()}
 
 PARAMETERS_BY_TYPE: dict[str, tuple[str, ...]] = {
-    "NONE": (),
-    "CAR": ("mass", "wheel_radius", "wheelbase", "wheel_inertia", "yaw_inertia",
-            "max_steering_angle", "max_steering_rate", "max_torque"),
-    "SNAKEBOARD": ("mass", "half_wheelbase", "rotor_inertia", "wheel_inertia", "max_wheel_angle",
-                   "max_rotor_torque", "max_steering_torque"),
-    "HELICOPTER": ("mass", "inertia", "main_rotor_offset", "tail_rotor_offset", "max_tilt",
-                   "max_collective", "max_yaw", "rotor_speed", "tail_rotor_ratio"),
-    "BOAT": ("mass", "inertia", "max_thrust"),
-    "RIGID_BODY": ("mass", "inertia", "gravity"),
-}
+    "NONE": (), **{vehicle_type: spec.parameter_names for vehicle_type, spec in SPECS.items()}}
+
+
+def vehicle_spec(vehicle_type: str) -> VehicleSpec | None:
+    """The spec of a vehicle type; None for "NONE"."""
+    return SPECS.get(vehicle_type)
+
 
 # Child objects that play a part, and the property holding each one's local axis.
 CHILD_ROLES: dict[str, tuple[str, str]] = {
@@ -53,45 +52,21 @@ CHILD_ROLES: dict[str, tuple[str, str]] = {
 }
 
 CHILD_ROLES_BY_TYPE: dict[str, tuple[str, ...]] = {
-    "NONE": (),
-    "CAR": ("wheel_rear_left", "wheel_rear_right", "wheel_front_left", "wheel_front_right",
-            "knuckle_front_left", "knuckle_front_right"),
-    "SNAKEBOARD": ("truck_front", "truck_rear", "rider"),
-    "HELICOPTER": ("main_rotor", "tail_rotor"),
-    "BOAT": ("rudder",),
-    "RIGID_BODY": (),
-}
+    "NONE": (), **{vehicle_type: tuple(p.role for p in spec.parts) for vehicle_type, spec in SPECS.items()}}
 
-# Preset → vehicle_type and parameter values (the core vehicles' presets: car "hatchback" and
-# "pickup", Helicopter(), Boat(), Snakeboard.rider(); a test keeps them equal).
-PRESETS: dict[str, dict] = {
-    "HATCHBACK": dict(
-        vehicle_type="CAR", mass=1200.0, wheel_inertia=1.8, yaw_inertia=1700.0, wheel_radius=0.30,
-        wheelbase=2.55, max_steering_angle=math.radians(35.0), max_steering_rate=1.2, max_torque=2000.0),
-    "PICKUP_TRUCK": dict(
-        vehicle_type="CAR", mass=2200.0, wheel_inertia=3.5, yaw_inertia=4200.0, wheel_radius=0.38,
-        wheelbase=3.30, max_steering_angle=math.radians(33.0), max_steering_rate=1.0, max_torque=4000.0),
-    "LIGHT_HELICOPTER": dict(
-        vehicle_type="HELICOPTER", mass=600.0, inertia=(300.0, 850.0, 700.0), main_rotor_offset=1.2,
-        tail_rotor_offset=4.5, max_tilt=math.radians(10.0), max_collective=1.6 * 600.0 * 9.81,
-        max_yaw=1000.0, rotor_speed=55.5, tail_rotor_ratio=6.4),
-    "RIB_BOAT": dict(
-        vehicle_type="BOAT", mass=800.0,
-        inertia=(800.0 * (2.0**2 + 0.8**2) / 12, 800.0 * (5.0**2 + 0.8**2) / 12, 800.0 * (5.0**2 + 2.0**2) / 12),
-        max_thrust=1500.0),
-    "SNAKEBOARD": dict(
-        vehicle_type="SNAKEBOARD", mass=60.0, half_wheelbase=0.3, rotor_inertia=1.0, wheel_inertia=0.05,
-        max_wheel_angle=math.radians(60.0), max_rotor_torque=80.0, max_steering_torque=20.0),
-}
 
-_PRESET_ITEMS = [
-    ("CUSTOM", "Custom", "Parameters that match no preset", 0),
-    ("HATCHBACK", "Hatchback", "A small front-engined car", 1),
-    ("PICKUP_TRUCK", "Pickup Truck", "A heavy, long-wheelbase car", 2),
-    ("LIGHT_HELICOPTER", "Light Helicopter", "A 600 kg two-seat helicopter", 3),
-    ("RIB_BOAT", "RIB Boat", "A five-metre rigid inflatable boat with two thrusters at the transom", 4),
-    ("SNAKEBOARD", "Snakeboard", "A snakeboard with a standing rider", 5),
-]
+def preset_id(preset: Preset) -> str:
+    """The Preset setting's identifier of a spec's preset: its label in capitals ("Pickup Truck" → PICKUP_TRUCK)."""
+    return preset.label.upper().replace(" ", "_")
+
+
+# Preset → vehicle_type and parameter values (the specs' presets).
+PRESETS: dict[str, dict] = {preset_id(preset): {"vehicle_type": vehicle_type, **preset.values}
+                            for vehicle_type, spec in SPECS.items() for preset in spec.presets}
+
+_PRESET_ITEMS = [("CUSTOM", "Custom", "Parameters that match no preset", 0)] + [
+    (preset_id(preset), preset.label, preset.description, number)
+    for number, preset in enumerate((p for spec in SPECS.values() for p in spec.presets), start=1)]
 _PRESET_NUMBER = {item[0]: item[3] for item in _PRESET_ITEMS}
 _PRESET_BY_NUMBER = {item[3]: item[0] for item in _PRESET_ITEMS}
 
@@ -99,6 +74,52 @@ _AXIS_ITEMS = [
     ("X", "X", "Local +X axis"), ("Y", "Y", "Local +Y axis"), ("Z", "Z", "Local +Z axis"),
     ("NEG_X", "-X", "Local -X axis"), ("NEG_Y", "-Y", "Local -Y axis"), ("NEG_Z", "-Z", "Local -Z axis"),
 ]
+
+# What a parameter's setting adds to its spec: where a measured value takes over …
+_NOTES = {
+    "wheel_radius": "used with Geometry: Typed Values, and for wheels that are empties",
+    "wheelbase": "used with Geometry: Typed Values, or when the wheel objects give none",
+    "main_rotor_offset": "used with Rotor Hubs: Typed Values, or without a Main Rotor object",
+    "tail_rotor_offset": "used with Rotor Hubs: Typed Values, or without a Tail Rotor object",
+}
+_DEFAULTS = {"gravity": True}   # … and a rigid body in a scene falls unless told otherwise (a scenario's floats free)
+MAX_ANGLE = math.radians(89.0)   # an angle limit of a right angle or more makes no vehicle sense
+
+
+def _parameter_settings() -> dict:
+    """One setting per parameter name of the specs. Its default is the first preset's value (or the
+    parameter's own) of the first vehicle that has it; a name shared by vehicles with different
+    meanings describes each."""
+    found: dict[str, list[tuple[VehicleSpec, Parameter]]] = {}
+    for spec in SPECS.values():
+        for p in spec.parameters:
+            found.setdefault(p.name, []).append((spec, p))
+    return {name: _setting(entries) for name, entries in found.items()}
+
+
+def _setting(entries: list[tuple[VehicleSpec, Parameter]]) -> bpy.props._PropertyDeferred:
+    """The setting of one parameter name, from the (vehicle, parameter) pairs that have it."""
+    spec, p = entries[0]
+    default = _DEFAULTS.get(p.name, spec.presets[0].values[p.name] if spec.presets else p.default)
+    meanings = {q.description: s.label for s, q in entries}
+    text = p.description
+    if len(meanings) > 1:  # "Car: rolling inertia …; snakeboard: one foot plate …"
+        text = "; ".join(f"{label.lower()}: {d[0].lower()}{d[1:]}" for d, label in meanings.items())
+        text = text[0].upper() + text[1:]
+    unit = "metres, whatever the scene's Unit Scale" if p.is_length else "" if p.unit in ("", "rad") else p.unit
+    description = "; ".join(x for x in (f"{text} ({unit})" if unit else text, _NOTES.get(p.name)) if x)
+    if p.kind == "switch":
+        return BoolProperty(name=p.label, default=default, description=description)
+    if p.kind == "vector":
+        return FloatVectorProperty(name=p.label, size=3, default=default, min=p.minimum, description=description)
+    extra: dict = {}
+    if p.unit == "rad":
+        extra = dict(subtype="ANGLE", max=MAX_ANGLE)
+    elif p.unit == "kg":
+        extra = dict(unit="MASS", soft_max=50000.0)
+    label = f"{p.label} (m)" if p.is_length else p.label
+    return FloatProperty(name=label, default=default, min=p.minimum, description=description, **extra)
+
 
 INTEGRATORS = ("VARIATIONAL", "RK2", "IMPLICIT_RK2", "RK4", "LIE_NEWMARK", "LIE_EULER")
 SOLVER_BACKENDS = ("AUTO", "SCIPY", "IPOPT")
@@ -155,35 +176,12 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
     vehicle_type: EnumProperty(
         name="Vehicle", default="NONE",
         description="What this object is; its motion is computed by that vehicle's model",
-        items=[
-            ("NONE", "None", "Not a vehicle"),
-            ("CAR", "Car", "Rear-wheel drive car with front steering (Kelly–Murray model)"),
-            ("HELICOPTER", "Helicopter", "Rigid body driven by a tilting main rotor and a tail rotor"),
-            ("BOAT", "Boat", "Floating rigid body driven by thrusters"),
-            ("SNAKEBOARD", "Snakeboard", "Snakeboard propelled by its rider's twist"),
-            ("RIGID_BODY", "Rigid Body", "Free rigid body, optionally under gravity"),
-        ])
+        items=[("NONE", "None", "Not a vehicle")] + [(t, spec.label, spec.description) for t, spec in SPECS.items()])
     preset: EnumProperty(
         name="Preset", items=_PRESET_ITEMS, get=_get_preset, set=_set_preset,
         description="Fill the vehicle type and parameters from a preset")
 
-    # Shared
-    mass: FloatProperty(name="Mass", unit="MASS", default=1200.0, min=1e-3, soft_max=50000.0,
-                        description="Total mass (kg)")
-    inertia: FloatVectorProperty(
-        name="Inertia", size=3, default=(300.0, 850.0, 700.0), min=1e-6,
-        description="Principal moments of inertia about body X (roll), Y (pitch), Z (yaw) (kg·m²)")
-    wheel_inertia: FloatProperty(name="Wheel Inertia", default=1.8, min=1e-6,
-                                 description="Car: rolling inertia of the rear wheels and driveline; "
-                                             "snakeboard: one foot plate with its wheels about its pivot (kg·m²)")
-    # Car
-    wheel_radius: FloatProperty(name="Wheel Radius (m)", default=0.30, min=1e-3,
-                                description="Radius of the driven wheels (metres, whatever the scene's Unit Scale); "
-                                            "used with Geometry: Typed Values, and for wheels that are empties")
-    wheelbase: FloatProperty(name="Wheelbase (m)", default=2.55, min=1e-3,
-                             description="Distance between the front and rear axles (metres, whatever the "
-                                         "scene's Unit Scale); used with Geometry: Typed Values, or when the "
-                                         "wheel objects give none")
+    # The vehicle parameters: one setting each, made from the specs (_parameter_settings, added below)
     car_geometry: EnumProperty(
         name="Geometry", default="WHEELS",
         description="Where the car's wheel radius, wheelbase and rear axle come from",
@@ -194,39 +192,6 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
                ("TYPED", "Typed Values",
                 "Use Wheel Radius and Wheelbase as typed (the rear axle still sits midway between the rear "
                 "wheel objects, when there are both)")])
-    yaw_inertia: FloatProperty(name="Yaw Inertia", default=1700.0, min=1e-6,
-                               description="Moment of inertia about the vertical axis (kg·m²)")
-    max_steering_angle: FloatProperty(name="Max Steering Angle", subtype="ANGLE",
-                                      default=math.radians(35.0), min=0.0, max=math.radians(89.0),
-                                      description="Largest steering angle either way")
-    max_steering_rate: FloatProperty(name="Max Steering Rate", default=1.2, min=0.0,
-                                     description="Largest rate of tan(steering angle) (1/s; "
-                                                 "about rad/s near straight ahead)")
-    max_torque: FloatProperty(name="Max Torque", default=2000.0, min=0.0,
-                              description="Largest drive torque at the rear wheels (N·m)")
-    # Snakeboard
-    half_wheelbase: FloatProperty(name="Half Wheelbase (m)", default=0.3, min=1e-3,
-                                  description="Distance from the board's centre to each wheel axle (metres, "
-                                              "whatever the scene's Unit Scale)")
-    rotor_inertia: FloatProperty(name="Rotor Inertia", default=1.0, min=1e-6,
-                                 description="Inertia of the rider's twisting torso and arms about the "
-                                             "vertical; must be below mass × half wheelbase² (kg·m²)")
-    max_wheel_angle: FloatProperty(name="Max Wheel Angle", subtype="ANGLE", default=math.radians(60.0),
-                                   min=0.0, max=math.radians(89.0),
-                                   description="Largest angle of the foot plates either way")
-    max_rotor_torque: FloatProperty(name="Max Rotor Torque", default=80.0, min=0.0,
-                                    description="Largest twisting torque of the rider (N·m)")
-    max_steering_torque: FloatProperty(name="Max Steering Torque", default=20.0, min=0.0,
-                                       description="Largest torque turning the foot plates (N·m)")
-    # Helicopter
-    main_rotor_offset: FloatProperty(name="Main Rotor Height (m)", default=1.2, min=1e-3,
-                                     description="Main rotor hub height above the centre of mass (metres, "
-                                                 "whatever the scene's Unit Scale); used with Rotor Hubs: Typed "
-                                                 "Values, or without a Main Rotor object")
-    tail_rotor_offset: FloatProperty(name="Tail Rotor Arm (m)", default=4.5, min=1e-3,
-                                     description="Tail rotor distance behind the centre of mass (metres, "
-                                                 "whatever the scene's Unit Scale); used with Rotor Hubs: Typed "
-                                                 "Values, or without a Tail Rotor object")
     rotor_geometry: EnumProperty(
         name="Rotor Hubs", default="PARTS",
         description="Where the helicopter's main rotor height and tail rotor arm come from",
@@ -235,22 +200,6 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
                 "mass (the volume centroid of the body's closed mesh, else the body's origin): the hub's height "
                 "above it and the tail rotor's distance behind it"),
                ("TYPED", "Typed Values", "Use Main Rotor Height and Tail Rotor Arm as typed")])
-    max_tilt: FloatProperty(name="Max Tilt", subtype="ANGLE", default=math.radians(10.0),
-                            min=0.0, max=math.radians(89.0),
-                            description="Largest main rotor tilt, pitch and roll")
-    max_collective: FloatProperty(name="Max Collective", default=1.6 * 600.0 * 9.81, min=1e-3,
-                                  description="Largest main rotor lift (N)")
-    max_yaw: FloatProperty(name="Max Yaw Force", default=1000.0, min=0.0,
-                           description="Largest tail rotor side force (N)")
-    rotor_speed: FloatProperty(name="Rotor Speed", default=55.5, min=0.0,
-                               description="Spin of the animated main rotor (rad/s)")
-    tail_rotor_ratio: FloatProperty(name="Tail Rotor Ratio", default=6.4, min=0.0,
-                                    description="Tail rotor spin per main rotor spin")
-    # Boat
-    max_thrust: FloatProperty(name="Max Thrust", default=1500.0, min=0.0,
-                              description="Largest force of each thruster, forward or reverse (N)")
-    # Rigid body
-    gravity: BoolProperty(name="Gravity", default=True, description="Apply gravity (9.81 m/s² along -Z)")
 
     # Child objects
     wheel_rear_left: _child("wheel_rear_left")
@@ -381,7 +330,7 @@ class VehicleMotionSceneSettings(bpy.types.PropertyGroup):
         ])
     node_count: IntProperty(name="Node Count", default=121, min=3, soft_max=2001,
                             description="Nodes Solve plans the motion at, over the whole shot (Node Spacing "
-                                        "Node Count); at most 20001")
+                                        f"Node Count); at most {MAX_SOLVE_STEPS + 1}")
     steps_per_frame: IntProperty(name="Steps per Frame", default=2, min=1, max=1000,
                                  description="Integrator steps between two frames: Simulate and secondary motion, "
                                              "and Solve with Node Spacing Per Frame")
@@ -438,6 +387,15 @@ class VehicleMotionSceneSettings(bpy.types.PropertyGroup):
                     "constraint empties or obstacles changes: the path is stored and previewed, not baked; "
                     "turning Live Solve off bakes the vehicles it re-solved")
 
+
+def _after(annotations: dict, key: str, extra: dict) -> dict:
+    items = list(annotations.items())
+    at = [k for k, _ in items].index(key) + 1
+    return dict(items[:at] + list(extra.items()) + items[at:])
+
+
+VehicleMotionObjectSettings.__annotations__ = _after(VehicleMotionObjectSettings.__annotations__, "preset",
+                                                     _parameter_settings())
 
 classes = (VehicleMotionObjectSettings, VehicleMotionSceneSettings)
 

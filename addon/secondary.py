@@ -31,10 +31,9 @@ from .articulation import PartsError
 
 
 def _timing(scene) -> tuple[int, int, float, int]:
-    from ..core.shot.frames import scene_fps
-    from .scene_reader import simulation_range
+    from .scene_settings import frame_rate, simulation_range
     start, end = simulation_range(scene)
-    fps = scene_fps(scene.render.fps, scene.render.fps_base)
+    fps = frame_rate(scene)
     return start, end, fps, int(scene.vehicle_motion.steps_per_frame)
 
 

@@ -84,8 +84,9 @@ class Outcome:
 
 def continue_from(trajectory, problem) -> dict:
     """The [start] table of the next segment: the end state of ``trajectory`` (solve space)."""
+    from .properties import SPECS
     t = trajectory
-    if problem.vehicle_type in ("CAR", "SNAKEBOARD"):
+    if SPECS[problem.vehicle_type].planar:
         heading = float(t.heading[-1]) if t.heading is not None else \
             float(2.0 * np.arctan2(t.orientation[-1][3], t.orientation[-1][0]))
         out = {"position": [float(t.position[-1][0]), float(t.position[-1][1])], "heading": heading,

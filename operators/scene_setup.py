@@ -5,7 +5,7 @@ import bpy  # before bmesh: the bpy module provides it
 import bmesh  # noqa: I001
 from bpy.props import EnumProperty, FloatProperty
 
-from ..addon.scene_reader import OBSTACLE_COLLECTION
+from ..addon.scene_obstacles import OBSTACLE_COLLECTION
 from .bake import _allowed
 
 _KINDS = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 import bpy
 
 from ..addon.properties import CHILD_ROLES, CHILD_ROLES_BY_TYPE, PARAMETERS_BY_TYPE
-from ..addon.scene_reader import scene_constraints
+from ..addon.scene_obstacles import scene_constraints
 
 
 class _VehicleTab:

@@ -17,6 +17,10 @@ from ..errors import ScenarioError
 
 REQUIRED = object()
 MAX_MAGNITUDE = 1e15  # no quantity of a vehicle shot comes near this; beyond it squares overflow soon
+# [integrator] steps: a simulation runs at most MAX_STEPS; a solve (an NLP) with more than MAX_SOLVE_STEPS
+# is not a sensible request. Here, not beside the readers, so the add-on reads them without the integrators.
+MAX_STEPS = 10_000_000
+MAX_SOLVE_STEPS = 20_000
 
 
 class Table:

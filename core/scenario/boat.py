@@ -45,12 +45,12 @@ import numpy as np
 from ..errors import ScenarioError
 from ..integrators import METHODS, VEHICLE_DEFAULT_METHOD
 from ..trajectory import Trajectory
-from ..vehicles.boat import (DEFAULT_BEAM, DEFAULT_HEIGHT, DEFAULT_LENGTH, DEFAULT_MASS, Boat,
-                             box_inertia, default_thrusters)
+from ..vehicles.boat import Boat, default_thrusters
+from ..vehicles.boat_spec import BOAT, DEFAULT_BEAM, DEFAULT_HEIGHT, DEFAULT_LENGTH, box_inertia, thruster_bounds
 from ..vehicles.hull import Hull, default_hull, mesh_inertia, validate_mesh
 from ..vehicles.water import Wind
 from . import Table
-from .common import read_integrator, read_se3_initial
+from .common import read_integrator, read_parameter, read_se3_initial
 from .controls import read_controls
 
 HULL_SIZE_KEYS = ("hull_length", "hull_beam", "hull_height")
@@ -106,17 +106,20 @@ def mesh_default_inertia(hull: Hull, mass: float) -> tuple[float, float, float]:
 
 
 def read_boat(vehicle: Table) -> Boat:
-    mass = vehicle.number("mass", DEFAULT_MASS, positive=True)
+    """The spec's parameters (mass and max_thrust default to the preset's, the inertia to the hull's) and the
+    hull, thrusters and water of this module's docstring."""
+    defaults = BOAT.defaults()
+    mass = read_parameter(vehicle, BOAT.parameter("mass"), defaults["mass"])
     mesh = read_hull_mesh(vehicle)
     if mesh is None:
         length = vehicle.number("hull_length", DEFAULT_LENGTH, positive=True)
         beam = vehicle.number("hull_beam", DEFAULT_BEAM, positive=True)
         height = vehicle.number("hull_height", DEFAULT_HEIGHT, positive=True)
         hull = default_hull(length, beam, height)
-        inertia = vehicle.vector("inertia", 3, box_inertia(mass, length, beam, height), positive=True)
+        inertia = read_parameter(vehicle, BOAT.parameter("inertia"), box_inertia(mass, length, beam, height))
     else:
         hull = mesh
-        inertia = vehicle.vector("inertia", 3, mesh_default_inertia(hull, mass), positive=True)
+        inertia = read_parameter(vehicle, BOAT.parameter("inertia"), mesh_default_inertia(hull, mass))
     if vehicle.has("thrusters"):
         rows = vehicle.rows("thrusters", 6)
         thrusters = tuple((r[:3], r[3:]) for r in rows)
@@ -129,7 +132,7 @@ def read_boat(vehicle: Table) -> Boat:
         raise vehicle.error("damping", f"must have 3 (diagonal) or 6 (symmetric) values, got {len(damping)}")
     wind = vehicle.vector("wind", 3, [0.0, 0.0, 0.0])
     current = vehicle.vector("current", 3, [0.0, 0.0, 0.0])
-    max_thrust = vehicle.number("max_thrust", 1500.0, positive=True)
+    max_thrust = read_parameter(vehicle, BOAT.parameter("max_thrust"), defaults["max_thrust"])
     return Boat(mass=mass, inertia=tuple(inertia), hull=hull,
                 thrusters=thrusters, damping=damping, wind=Wind(wind), current=current,
                 max_thrust=max_thrust)
@@ -143,7 +146,6 @@ def simulate(root: Table) -> Trajectory:
     settings = read_integrator(root, METHODS, default_method=VEHICLE_DEFAULT_METHOD)
     initial = read_se3_initial(root)
     names = boat.input_names
-    controls = read_controls(root, names, settings.steps, settings.dt,
-                             {n: (-boat.max_thrust, boat.max_thrust) for n in names})
+    controls = read_controls(root, names, settings.steps, settings.dt, thruster_bounds(boat, names))
     root.finish()
     return boat.simulate(initial, controls, settings.dt, settings.steps, settings.method)

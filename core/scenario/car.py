@@ -37,9 +37,10 @@ Inputs outside ±max_torque / ±max_steering_rate are refused with one line nami
 from __future__ import annotations
 
 from ..trajectory import Trajectory
-from ..vehicles.car import INPUT_NAMES, PARAMETERS, PRESETS, Car, CarInitial, simulate as simulate_car
+from ..vehicles.car import Car, CarInitial, simulate as simulate_car
+from ..vehicles.car_spec import CAR
 from . import Table
-from .common import read_integrator
+from .common import read_integrator, read_parameters
 from .controls import read_controls
 
 METHODS = ("vi",)
@@ -47,13 +48,9 @@ METHODS = ("vi",)
 
 def read_car(vehicle: Table) -> Car:
     """``[vehicle]`` parameters, with an optional ``preset`` supplying defaults."""
-    preset = vehicle.string("preset", None, choices=sorted(PRESETS)) if vehicle.has("preset") else None
-    base = PRESETS[preset] if preset else {}
-    values = {}
-    for name in PARAMETERS:
-        values[name] = vehicle.number(name, base[name], positive=True) if name in base \
-            else vehicle.number(name, positive=True)
-    return Car(**values)
+    preset = vehicle.string("preset", None, choices=sorted(CAR.preset_names)) if vehicle.has("preset") else None
+    base = CAR.preset(preset).values if preset else {}
+    return Car(**read_parameters(vehicle, CAR, base))
 
 
 def read_initial(root: Table) -> CarInitial:
@@ -76,8 +73,6 @@ def simulate(root: Table) -> Trajectory:
     settings = read_integrator(root, METHODS, "vi", with_alpha=True)
     initial = read_initial(root)
     initial.check(car)
-    limits = {"torque": (-car.max_torque, car.max_torque),
-              "steering_rate": (-car.max_steering_rate, car.max_steering_rate)}
-    controls = read_controls(root, INPUT_NAMES, settings.steps, settings.dt, limits)
+    controls = read_controls(root, CAR.input_names, settings.steps, settings.dt, CAR.input_bounds(car))
     root.finish()
     return simulate_car(car, initial, controls, settings.dt, settings.steps, settings.alpha)

@@ -22,30 +22,23 @@ from __future__ import annotations
 from ..integrators import METHODS, VEHICLE_DEFAULT_METHOD
 from ..integrators.common import GRAVITY
 from ..trajectory import Trajectory
-from ..vehicles.helicopter import INPUTS, PRESETS, Helicopter
+from ..vehicles.helicopter import Helicopter
+from ..vehicles.helicopter_spec import HELICOPTER
 from . import Table
-from .common import read_integrator, read_se3_initial
+from .common import read_integrator, read_parameter, read_parameters, read_se3_initial
 from .controls import read_controls
 
 
 def read_helicopter(vehicle: Table) -> Helicopter:
-    d = PRESETS["light helicopter"]
-    mass = vehicle.number("mass", d.mass, positive=True)
-    return Helicopter(
-        mass=mass,
-        inertia=tuple(vehicle.vector("inertia", 3, d.inertia, positive=True)),
-        main_rotor_offset=vehicle.number("main_rotor_offset", d.main_rotor_offset, positive=True),
-        tail_rotor_offset=vehicle.number("tail_rotor_offset", d.tail_rotor_offset, positive=True),
-        max_tilt=vehicle.number("max_tilt", d.max_tilt, positive=True, high=1.5),
-        max_collective=vehicle.number("max_collective", 1.6 * mass * GRAVITY, positive=True),
-        max_yaw=vehicle.number("max_yaw", d.max_yaw, positive=True),
-        rotor_speed=vehicle.number("rotor_speed", d.rotor_speed),
-    )
+    """``[vehicle]`` parameters; missing ones are the preset's, but ``max_collective`` is 1.6 × the weight."""
+    defaults = HELICOPTER.defaults()
+    mass = read_parameter(vehicle, HELICOPTER.parameter("mass"), defaults["mass"])
+    defaults.update(mass=mass, max_collective=1.6 * mass * GRAVITY)
+    return Helicopter(**read_parameters(vehicle, HELICOPTER, defaults))
 
 
 def limits(heli: Helicopter) -> dict[str, tuple[float, float]]:
-    return {"collective": (0.0, heli.max_collective), "yaw": (-heli.max_yaw, heli.max_yaw),
-            "pitch_tilt": (-heli.max_tilt, heli.max_tilt), "roll_tilt": (-heli.max_tilt, heli.max_tilt)}
+    return HELICOPTER.input_bounds(heli)
 
 
 def simulate(root: Table) -> Trajectory:
@@ -55,6 +48,6 @@ def simulate(root: Table) -> Trajectory:
     vehicle.finish()
     settings = read_integrator(root, METHODS, default_method=VEHICLE_DEFAULT_METHOD)
     initial = read_se3_initial(root)
-    controls = read_controls(root, INPUTS, settings.steps, settings.dt, limits(heli))
+    controls = read_controls(root, HELICOPTER.input_names, settings.steps, settings.dt, limits(heli))
     root.finish()
     return heli.simulate(initial, controls, settings.dt, settings.steps, settings.method)

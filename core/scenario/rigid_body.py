@@ -4,14 +4,14 @@ from __future__ import annotations
 from ..integrators import METHODS, integrate
 from ..trajectory import Trajectory
 from ..vehicles.rigid_body import RigidBody
+from ..vehicles.rigid_body_spec import RIGID_BODY
 from . import Table
-from .common import read_integrator, read_se3_initial
+from .common import read_integrator, read_parameters, read_se3_initial
 
 
 def read_body(vehicle: Table) -> RigidBody:
-    return RigidBody(mass=vehicle.number("mass", positive=True),
-                     inertia=vehicle.vector("inertia", 3, positive=True),
-                     gravity=vehicle.boolean("gravity", False))
+    """Mass and inertia are required; gravity is off unless asked for."""
+    return RigidBody(**read_parameters(vehicle, RIGID_BODY, RIGID_BODY.defaults()))
 
 
 def simulate(root: Table) -> Trajectory:

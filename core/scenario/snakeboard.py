@@ -36,28 +36,27 @@ from __future__ import annotations
 
 from ..errors import ScenarioError
 from ..trajectory import Trajectory
-from ..vehicles.snakeboard import INPUTS, Snakeboard, SnakeboardState, simulate as run
+from ..vehicles.snakeboard import Snakeboard, SnakeboardState, simulate as run
+from ..vehicles.snakeboard_spec import SNAKEBOARD
 from . import Table
-from .common import read_integrator
+from .common import read_integrator, read_parameters
 from .controls import read_controls
 
-PARAMETERS = ("mass", "half_wheelbase", "rotor_inertia", "wheel_inertia", "max_wheel_angle",
-              "max_rotor_torque", "max_steering_torque")
+PARAMETERS = SNAKEBOARD.parameter_names
 
 
 def read_board(vehicle: Table) -> Snakeboard:
-    preset = Snakeboard.rider()
-    values = {key: vehicle.number(key, getattr(preset, key), positive=True) for key in PARAMETERS}
-    return Snakeboard(**values)  # cross-checks (I < m l², max_wheel_angle < π/2) name their key
+    # cross-checks (I < m l², max_wheel_angle < π/2) name their key
+    return Snakeboard(**read_parameters(vehicle, SNAKEBOARD, SNAKEBOARD.defaults()))
 
 
 def read_initial(root: Table, board: Snakeboard) -> SnakeboardState:
     t = root.table("initial")
     x, y = t.vector("position", 2, [0.0, 0.0])
-    lim = board.max_wheel_angle
+    lo, hi = SNAKEBOARD.channel("wheel_angle").bounds(board)
     kw = dict(heading=t.number("heading", 0.0), x=float(x), y=float(y),
               rotor_angle=t.number("rotor_angle", 0.0),
-              wheel_angle=t.number("wheel_angle", 0.0, low=-lim, high=lim),
+              wheel_angle=t.number("wheel_angle", 0.0, low=lo, high=hi),
               rotor_rate=t.number("rotor_rate", 0.0), wheel_rate=t.number("wheel_rate", 0.0))
     if t.has("speed") and t.has("momentum"):
         raise t.error("momentum", "give either speed or momentum, not both")
@@ -76,9 +75,7 @@ def simulate(root: Table) -> Trajectory:
     vehicle.finish()
     settings = read_integrator(root, ("variational",), default_method="variational", with_alpha=True)
     initial = read_initial(root, board)
-    limits = {"rotor_torque": (-board.max_rotor_torque, board.max_rotor_torque),
-              "steering_torque": (-board.max_steering_torque, board.max_steering_torque)}
-    controls = read_controls(root, INPUTS, settings.steps, settings.dt, limits)
+    controls = read_controls(root, SNAKEBOARD.input_names, settings.steps, settings.dt, SNAKEBOARD.input_bounds(board))
     root.finish()
     return run(board, initial, controls, settings.dt, settings.steps, settings.alpha)
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import VehicleMotionError
 from ..lie import quaternion
+from ..scenario import MAX_SOLVE_STEPS as MAX_STEPS
 from . import contacts, feasibility, grid
 from .contacts import Contact
 from .frames import FrameMap, fmt_frame, same_frame
@@ -33,7 +34,6 @@ KIND_LABELS = {"PASS_THROUGH": "pass-through", "STOP": "stop", "LAND": "landing"
                "KEEP_OUT": "keep-out", "SPEED_LIMIT": "speed limit", "KEY": "key"}
 TIMED_KINDS = frozenset({"PASS_THROUGH", "STOP", "LAND"})
 MIN_STEPS = 2
-MAX_STEPS = 20_000
 
 
 class ShotError(VehicleMotionError):

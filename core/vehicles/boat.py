@@ -39,11 +39,11 @@ from scipy.optimize import brentq, fsolve
 from ..errors import ScenarioError
 from ..integrators.common import GRAVITY, VEHICLE_DEFAULT_METHOD, HolonomicSystem, RigidState
 from ..trajectory import Trajectory
+from .boat_spec import BOAT, DEFAULT_BEAM, DEFAULT_HEIGHT, DEFAULT_LENGTH, DEFAULT_MASS, box_inertia
 from .hull import TRANSOM_FRACTION, ClipSplit, HeightField, Hull, clip, clip_split, default_hull
 from .water import RHO_WATER, CurrentSpec, Wind, current_field, projected_area
 
-DEFAULT_LENGTH, DEFAULT_BEAM, DEFAULT_HEIGHT = 5.0, 2.0, 0.8
-DEFAULT_MASS = 800.0
+_RIB = BOAT.preset("rib").values
 _EDGE_ON = 1e-6       # δ: |n·ê| below this, a patch is edge-on to the wind (see Boat._wind_sums)
 _K = 12               # derivative directions of the wrench sums: s, x, ω, v
 
@@ -105,12 +105,6 @@ def thrust_matrix(thrusters: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndar
     return np.concatenate([np.cross(c, d), d], axis=1).T
 
 
-def box_inertia(mass: float, length: float, beam: float, height: float) -> tuple[float, float, float]:
-    """J of a uniform box (used as the default boat inertia): m/12 (b² + h², l² + h², l² + b²)."""
-    return (mass * (beam**2 + height**2) / 12, mass * (length**2 + height**2) / 12,
-            mass * (length**2 + beam**2) / 12)
-
-
 def damping_matrix(values: Sequence[float], where: str = "[vehicle] damping") -> np.ndarray:
     """E from 3 values (diagonal) or 6 (symmetric, Voigt order E_xx, E_yy, E_zz, E_yz, E_xz, E_xy); must be ≻ 0."""
     v = np.asarray(values, dtype=float)
@@ -134,14 +128,14 @@ def damping_matrix(values: Sequence[float], where: str = "[vehicle] damping") ->
 class Boat:
     """Boat parameters; the defaults make a ~5 m RIB of 800 kg (see :func:`default_hull`)."""
 
-    mass: float = DEFAULT_MASS
-    inertia: tuple[float, float, float] = box_inertia(DEFAULT_MASS, DEFAULT_LENGTH, DEFAULT_BEAM, DEFAULT_HEIGHT)
+    mass: float = _RIB["mass"]
+    inertia: tuple[float, float, float] = _RIB["inertia"]        # a uniform box of the default hull's size
     hull: Hull = field(default_factory=default_hull)
     thrusters: tuple[tuple[np.ndarray, np.ndarray], ...] = field(default_factory=default_thrusters)
     damping: np.ndarray = (300.0, 2000.0, 3000.0)     # E (N·s/m): surge, sway, heave
     wind: Wind = field(default_factory=Wind)
     current: CurrentSpec = None                       # η: None, (3,) or callable (…, 3) → (…, 3)
-    max_thrust: float = 1500.0                        # N per thruster, forward or reverse
+    max_thrust: float = _RIB["max_thrust"]            # N per thruster, forward or reverse
     pressure: float = 0.0                             # P (Pa-like magnitude; see module docstring)
     surface: HeightField | None = None                # water surface h(x, y); None = plane z = 0
 

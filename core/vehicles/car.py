@@ -72,27 +72,15 @@ from ..errors import ScenarioError
 from ..integrators import nonholonomic as nh
 from ..lie import _series as S
 from ..trajectory import Trajectory
+from .car_spec import CAR
 
 Array = np.ndarray
 
-INPUT_NAMES = ("torque", "steering_rate")
-SHAPE_NAMES = ("wheel_angle", "steering_angle")
+INPUT_NAMES = CAR.input_names          # torque, steering_rate
+SHAPE_NAMES = CAR.shape_names          # wheel_angle, steering_angle
 STATE_NAMES = ("wheel_angle", "sigma", "heading", "x", "y", "wheel_momentum")
-PARAMETERS = ("mass", "wheel_inertia", "yaw_inertia", "wheel_radius", "wheelbase",
-              "max_steering_angle", "max_steering_rate", "max_torque")
-
-# Presets: plausible SI values. Yaw inertia somewhat below m (length² + width²)/12 of a uniform box
-# (the mass sits between the axles); the rear-wheel inertia lumps both rear wheels and the driveline;
-# max_torque is at the wheels (engine × gearing);
-# max_steering_rate is in tan(φ) per second (lock to lock in about 1.2–1.3 s).
-PRESETS: dict[str, dict[str, float]] = {
-    "hatchback": dict(mass=1200.0, wheel_inertia=1.8, yaw_inertia=1700.0, wheel_radius=0.30,
-                      wheelbase=2.55, max_steering_angle=math.radians(35.0), max_steering_rate=1.2,
-                      max_torque=2000.0),
-    "pickup": dict(mass=2200.0, wheel_inertia=3.5, yaw_inertia=4200.0, wheel_radius=0.38,
-                   wheelbase=3.30, max_steering_angle=math.radians(33.0), max_steering_rate=1.0,
-                   max_torque=4000.0),
-}
+PARAMETERS = CAR.parameter_names
+PRESETS: dict[str, dict[str, float]] = {p.name: dict(p.values) for p in CAR.presets}   # see car_spec
 
 
 @dataclass(frozen=True)
@@ -439,7 +427,7 @@ def check_controls(car: Car, controls: Mapping[str, Array], steps: int) -> dict[
     for name in controls:
         if name not in INPUT_NAMES:
             raise ScenarioError(f"[controls.{name}]", f"unknown input; the car's inputs are: {', '.join(INPUT_NAMES)}")
-    limits = {"torque": car.max_torque, "steering_rate": car.max_steering_rate}
+    limits = {i.name: i.bound(car) for i in CAR.inputs}
     for name in INPUT_NAMES:
         values = np.asarray(controls.get(name, np.zeros(steps)), dtype=float)
         if values.shape != (steps,):

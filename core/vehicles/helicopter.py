@@ -37,23 +37,25 @@ import numpy as np
 from ..errors import ScenarioError
 from ..integrators.common import GRAVITY, VEHICLE_DEFAULT_METHOD, HolonomicSystem, RigidState
 from ..trajectory import Trajectory
+from .helicopter_spec import HELICOPTER
 
-INPUTS = ("collective", "yaw", "pitch_tilt", "roll_tilt")
+INPUTS = HELICOPTER.input_names   # collective, yaw, pitch_tilt, roll_tilt
+_LIGHT = HELICOPTER.preset("light helicopter").values
 
 
 @dataclass(frozen=True)
 class Helicopter:
     """Parameters (SI units, angles in radians). Defaults: the "light helicopter" preset."""
 
-    mass: float = 600.0
-    inertia: tuple[float, float, float] = (300.0, 850.0, 700.0)   # roll, pitch, yaw (kg m²)
-    main_rotor_offset: float = 1.2      # d_t: rotor hub height above the centre of mass (m)
-    tail_rotor_offset: float = 4.5      # d_r: tail rotor distance behind the centre of mass (m)
-    max_tilt: float = math.radians(10.0)
-    max_collective: float = 1.6 * 600.0 * GRAVITY   # N
-    max_yaw: float = 1000.0             # N
-    rotor_speed: float = 55.5           # rad/s (530 rpm) — spin of the animated main rotor
-    tail_rotor_ratio: float = 6.4       # tail-rotor spin / main-rotor spin
+    mass: float = _LIGHT["mass"]
+    inertia: tuple[float, float, float] = _LIGHT["inertia"]      # roll, pitch, yaw (kg m²)
+    main_rotor_offset: float = _LIGHT["main_rotor_offset"]      # d_t: rotor hub height above the centre of mass (m)
+    tail_rotor_offset: float = _LIGHT["tail_rotor_offset"]      # d_r: tail rotor distance behind the centre of mass (m)
+    max_tilt: float = _LIGHT["max_tilt"]
+    max_collective: float = _LIGHT["max_collective"]            # N: 1.6 × the weight
+    max_yaw: float = _LIGHT["max_yaw"]                          # N
+    rotor_speed: float = _LIGHT["rotor_speed"]                  # rad/s (530 rpm) — spin of the animated main rotor
+    tail_rotor_ratio: float = _LIGHT["tail_rotor_ratio"]        # tail-rotor spin / main-rotor spin
 
     def __post_init__(self) -> None:
         inertia = np.asarray(self.inertia, dtype=float)
@@ -92,8 +94,7 @@ class Helicopter:
         if unknown:
             raise ScenarioError(f"[controls.{unknown[0]}]",
                                 f"unknown input; this vehicle's inputs are: {', '.join(INPUTS)}")
-        limits = {"collective": (0.0, self.max_collective), "yaw": (-self.max_yaw, self.max_yaw),
-                  "pitch_tilt": (-self.max_tilt, self.max_tilt), "roll_tilt": (-self.max_tilt, self.max_tilt)}
+        limits = HELICOPTER.input_bounds(self)
         out = {}
         for name in INPUTS:
             u = np.zeros(steps) if name not in controls else np.asarray(controls[name], dtype=float)

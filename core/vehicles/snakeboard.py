@@ -53,9 +53,11 @@ from scipy.integrate import solve_ivp
 from ..errors import ScenarioError
 from ..lie import se2
 from ..trajectory import Trajectory
+from .snakeboard_spec import SNAKEBOARD
 
-INPUTS = ("rotor_torque", "steering_torque")
-SHAPE = ("rotor_angle", "wheel_angle")
+INPUTS = SNAKEBOARD.input_names    # rotor_torque, steering_torque
+SHAPE = SNAKEBOARD.shape_names     # rotor_angle, wheel_angle
+_RIDER = SNAKEBOARD.preset("rider").values
 # continuous state layout used by the reference and the batched integrator
 STATE = ("heading", "x", "y", "rotor_angle", "wheel_angle", "rotor_rate", "wheel_rate", "momentum")
 
@@ -73,20 +75,19 @@ class Snakeboard:
     yaw inertia of the whole board is m l² (paper's 𝕄), so I < m l² is required.
     """
 
-    mass: float = 60.0
-    half_wheelbase: float = 0.3
-    rotor_inertia: float = 1.0
-    wheel_inertia: float = 0.05
-    max_wheel_angle: float = math.radians(60.0)
-    max_rotor_torque: float = 80.0
-    max_steering_torque: float = 20.0
+    mass: float = _RIDER["mass"]
+    half_wheelbase: float = _RIDER["half_wheelbase"]
+    rotor_inertia: float = _RIDER["rotor_inertia"]
+    wheel_inertia: float = _RIDER["wheel_inertia"]
+    max_wheel_angle: float = _RIDER["max_wheel_angle"]
+    max_rotor_torque: float = _RIDER["max_rotor_torque"]
+    max_steering_torque: float = _RIDER["max_steering_torque"]
 
     inputs: tuple[str, ...] = field(default=INPUTS, init=False, repr=False)
     shape_names: tuple[str, ...] = field(default=SHAPE, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        for key in ("mass", "half_wheelbase", "rotor_inertia", "wheel_inertia", "max_wheel_angle",
-                    "max_rotor_torque", "max_steering_torque"):
+        for key in SNAKEBOARD.parameter_names:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ScenarioError(f"[vehicle] {key}", f"must be a finite number, got {value!r}")

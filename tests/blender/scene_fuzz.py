@@ -639,7 +639,7 @@ CAR_SETTINGS = ("max_torque", "max_steering_rate", "max_steering_angle", "mass",
                 "wheel_inertia", "yaw_inertia", "speed")
 HELI_SETTINGS = ("max_tilt", "max_collective", "max_yaw", "mass", "inertia", "main_rotor_offset",
                  "tail_rotor_offset", "rotor_speed", "tail_rotor_ratio", "speed")
-# the settings the scene reader reads and checks (scene_reader.VEHICLE_KEYS)
+# the settings the scene reader reads and checks (the scenario parameters of the vehicle specs)
 READ_SETTINGS = {"car": ("mass", "wheel_inertia", "yaw_inertia", "wheel_radius", "wheelbase", "max_steering_angle",
                          "max_steering_rate", "max_torque"),
                  "heli": ("mass", "inertia", "main_rotor_offset", "tail_rotor_offset", "max_tilt", "max_collective",

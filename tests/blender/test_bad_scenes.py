@@ -156,7 +156,7 @@ def test_solve_that_does_not_converge(tunnel):
 
 
 # ----------------------------------------------------------------------------- one rule per kind of bad scene
-# Obstacles (scene_reader._Reader.obstacles): an obstacle is its evaluated world geometry. Mirrored is
+# Obstacles (scene_obstacles.obstacles): an obstacle is its evaluated world geometry. Mirrored is
 # fine, flat (a sheet, a bar) is a shape of zero thickness given a half thickness of 1 µm, a point is
 # refused; objects without geometry are refused naming their type.
 

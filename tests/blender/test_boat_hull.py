@@ -1,8 +1,8 @@
-"""A boat floats on its own closed mesh (scene_reader._Reader.boat_hull), in Simulate and in Solve,
+"""A boat floats on its own closed mesh (scene_geometry.boat_hull), in Simulate and in Solve,
 with its origin anywhere: the centre of mass is the mesh's volume centroid, the solve plans it and the
 bake puts the object back. An open mesh or a proxy falls back to the default hull with a warning; a
 dense mesh floats on its convex hull. Checked on the baked F-curves in world space. A helicopter's
-rotor hubs come from its rotor objects (_Reader.measure_rotors), about the same centre of mass.
+rotor hubs come from its rotor objects (scene_geometry.measure_rotors), about the same centre of mass.
 
 Reference: a box of L × B × H and mass m floats with its bottom at the draft d = m / (ρ L B) below
 the water (z = 0).

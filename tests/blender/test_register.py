@@ -160,29 +160,6 @@ def test_preset_fills_parameters(empty_scene):
     bpy.data.objects.remove(obj)
 
 
-def test_presets_match_core():
-    """The add-on's presets are the core vehicles' presets (they would drift apart silently)."""
-    from vehicle_motion.addon.properties import PRESETS
-    car = pytest.importorskip("vehicle_motion.core.vehicles.car")
-    helicopter = pytest.importorskip("vehicle_motion.core.vehicles.helicopter")
-    boat = pytest.importorskip("vehicle_motion.core.vehicles.boat")
-    snakeboard = pytest.importorskip("vehicle_motion.core.vehicles.snakeboard")
-    core_values = {
-        "HATCHBACK": car.PRESETS["hatchback"],
-        "PICKUP_TRUCK": car.PRESETS["pickup"],
-        "LIGHT_HELICOPTER": vars(helicopter.PRESETS["light helicopter"]),
-        "RIB_BOAT": {k: getattr(boat.Boat(), k) for k in ("mass", "inertia", "max_thrust")},
-        "SNAKEBOARD": {k: getattr(snakeboard.Snakeboard.rider(), k) for k in PRESETS["SNAKEBOARD"]
-                       if k != "vehicle_type"},
-    }
-    for name, values in PRESETS.items():
-        for key, value in values.items():
-            if key == "vehicle_type":
-                continue
-            assert key in core_values[name], (name, key)
-            assert value == pytest.approx(core_values[name][key], rel=1e-9), (name, key)
-
-
 def test_panels_in_vehicle_tab():
     for name in PANELS:
         panel = getattr(bpy.types, name)

@@ -15,7 +15,6 @@ import numpy as np
 
 from ..problem import Group, Layout
 
-MAX_STEPS = 20_000  # an NLP with more steps than this is not a sensible request
 MODELS: dict[str, str] = {"car": "car", "helicopter": "helicopter", "boat": "boat", "snakeboard": "snakeboard"}
 
 
@@ -109,17 +108,4 @@ def se2_point_curvature(X: np.ndarray, body: np.ndarray, w: np.ndarray) -> np.nd
     return H
 
 
-def read_integrator(root: Any, methods: tuple[str, ...], default: str,
-                    with_alpha: bool = False) -> tuple[str, int, float]:
-    """A solve scenario's ``[integrator]`` table: (``method`` of ``methods``, ``steps`` in
-    2 … MAX_STEPS, ``alpha`` in [0, 1] where the model has a quadrature point, else ½);
-    raises ScenarioError naming the key."""
-    t = root.table("integrator", required=True)
-    method = t.string("method", default, choices=methods)
-    steps = t.number("steps", integer=True, low=2, high=MAX_STEPS)
-    alpha = t.number("alpha", 0.5, low=0.0, high=1.0) if with_alpha else 0.5
-    t.finish()
-    return method, steps, alpha
-
-
-__all__ = ["Model", "MODELS", "MAX_STEPS", "se2_point_map", "se2_point_curvature", "read_integrator"]
+__all__ = ["Model", "MODELS", "se2_point_map", "se2_point_curvature"]

@@ -21,9 +21,10 @@ import numpy as np
 from ...lie.so3 import exp as so3_exp
 from ...scenario import Table
 from ...trajectory import Trajectory
+from ...scenario.common import read_integrator
 from ...vehicles import boat as boatlib
+from ...vehicles.boat_spec import thruster_bounds
 from ...integrators.common import VEHICLE_DEFAULT_METHOD
-from . import read_integrator
 from .holonomic import HolonomicModel
 
 
@@ -100,8 +101,7 @@ class BoatModel(HolonomicModel):
         super().read_goal(t)
 
     def input_limits(self):
-        m = self.boat.max_thrust
-        return {name: (-m, m) for name in self.inputs}
+        return thruster_bounds(self.boat, self.inputs)
 
     def trajectory(self, y: np.ndarray) -> Trajectory:
         """As ``Boat.simulate``: no shape, the thrusts per step."""
@@ -114,8 +114,8 @@ def read_model(root: Table, vehicle: Table) -> BoatModel:
     from ...scenario.boat import read_boat
 
     boat = read_boat(vehicle)
-    method, steps, _ = read_integrator(root, BoatModel.methods, VEHICLE_DEFAULT_METHOD)
-    return BoatModel(boat, steps, method)
+    settings = read_integrator(root, BoatModel.methods, VEHICLE_DEFAULT_METHOD, solve=True)
+    return BoatModel(boat, settings.steps, settings.method)
 
 
 __all__ = ["BoatModel", "read_model"]

@@ -30,9 +30,11 @@ from ...errors import ScenarioError
 from ...lie._series import SERIES_THRESHOLD as _SERIES_THRESHOLD
 from ...scenario import Table
 from ...trajectory import Trajectory
+from ...scenario.common import read_integrator
 from ...vehicles import car as carlib
+from ...vehicles.car_spec import CAR
 from ..problem import Group
-from . import Model, read_integrator, se2_point_curvature, se2_point_map
+from . import Model, se2_point_curvature, se2_point_map
 
 PSI, SIG, TH, X, Y, P = range(6)
 
@@ -59,9 +61,9 @@ class CarModel(Model):
         self._goal_speed: float | None = None
         self.start = carlib.CarInitial()
         # default bounds: the vehicle's limits
-        self.set_input_bounds("torque", -car.max_torque, car.max_torque)
-        self.set_input_bounds("steering_rate", -car.max_steering_rate, car.max_steering_rate)
-        self.set_sigma_bounds(-car.max_steering_angle, car.max_steering_angle)
+        for name, (lo, hi) in CAR.input_bounds(car).items():
+            self.set_input_bounds(name, lo, hi)
+        self.set_sigma_bounds(*CAR.channel("steering_angle").bounds(car))
 
     # -- indices ------------------------------------------------------------------------------
     @property
@@ -93,13 +95,11 @@ class CarModel(Model):
         self.hi[self.state[:, SIG]] = math.tan(hi)
 
     def read_bounds(self, t: Table) -> None:
-        car = self.car
-        limits = {"torque": car.max_torque, "steering_rate": car.max_steering_rate,
-                  "steering_angle": car.max_steering_angle}
-        for name in ("torque", "steering_rate", "steering_angle"):
+        for item in (*CAR.inputs, CAR.channel("steering_angle")):   # each within ±its limit parameter
+            name = item.name
             if t.has(name):
                 lo, hi = _interval(t, name)
-                lim = limits[name]
+                lim = getattr(self.car, item.limit)
                 if lo < -lim - 1e-12 or hi > lim + 1e-12:
                     raise t.error(name, f"[{lo:g}, {hi:g}] exceeds the vehicle's limit ±{lim:g}")
                 if name == "steering_angle":
@@ -781,8 +781,8 @@ def read_model(root: Table, vehicle: Table) -> CarModel:
     from ...scenario.car import METHODS, read_car
 
     car = read_car(vehicle)
-    _, steps, alpha = read_integrator(root, METHODS, METHODS[0], with_alpha=True)
-    return CarModel(car, steps, alpha)
+    settings = read_integrator(root, METHODS, METHODS[0], with_alpha=True, solve=True)
+    return CarModel(car, settings.steps, settings.alpha)
 
 
 def _ffill(a: np.ndarray) -> np.ndarray:

@@ -18,9 +18,10 @@ from ...integrators.common import GRAVITY
 from ...lie import so3
 from ...scenario import Table
 from ...trajectory import Trajectory
+from ...scenario.common import read_integrator
 from ...vehicles import helicopter as helilib
+from ...vehicles.helicopter_spec import HELICOPTER
 from ...integrators.common import VEHICLE_DEFAULT_METHOD
-from . import read_integrator
 from .holonomic import HolonomicModel
 
 
@@ -71,9 +72,7 @@ class HelicopterModel(HolonomicModel):
         return E, Es, np.zeros((B, 6, 3)), np.zeros((B, 6, 6))
 
     def input_limits(self):
-        h = self.heli
-        return {"collective": (0.0, h.max_collective), "yaw": (-h.max_yaw, h.max_yaw),
-                "pitch_tilt": (-h.max_tilt, h.max_tilt), "roll_tilt": (-h.max_tilt, h.max_tilt)}
+        return HELICOPTER.input_bounds(self.heli)
 
     def nominal_controls(self) -> np.ndarray:
         """Hover: u_c = m g, no yaw force, rotor level."""
@@ -99,8 +98,8 @@ def read_model(root: Table, vehicle: Table) -> HelicopterModel:
     from ...scenario.helicopter import read_helicopter
 
     heli = read_helicopter(vehicle)
-    method, steps, _ = read_integrator(root, HelicopterModel.methods, VEHICLE_DEFAULT_METHOD)
-    return HelicopterModel(heli, steps, method)
+    settings = read_integrator(root, HelicopterModel.methods, VEHICLE_DEFAULT_METHOD, solve=True)
+    return HelicopterModel(heli, settings.steps, settings.method)
 
 
 __all__ = ["HelicopterModel", "read_model"]

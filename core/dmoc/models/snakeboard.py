@@ -28,9 +28,11 @@ import numpy as np
 from ...errors import ScenarioError
 from ...scenario import Table
 from ...trajectory import Trajectory
+from ...scenario.common import read_integrator
 from ...vehicles import snakeboard as sblib
+from ...vehicles.snakeboard_spec import SNAKEBOARD
 from ..problem import Group
-from . import Model, read_integrator, se2_point_curvature, se2_point_map
+from . import Model, se2_point_curvature, se2_point_map
 
 TH, X, Y, PSI, PHI, P, PIPSI, PIPHI = range(8)
 NODE = ("heading", "x", "y", "rotor_angle", "wheel_angle", "nonholonomic momentum", "rotor momentum",
@@ -68,10 +70,9 @@ class SnakeboardModel(Model):
         self.goal_position: np.ndarray | None = None
         self._goal_speed: float | None = None
         self.start = sblib.SnakeboardState()
-        lim = board.max_wheel_angle
-        self.lo[self.node[:, PHI]], self.hi[self.node[:, PHI]] = -lim, lim
-        for j, mx in enumerate((board.max_rotor_torque, board.max_steering_torque)):
-            self.lo[self.controls[:, j]], self.hi[self.controls[:, j]] = -mx, mx
+        self.lo[self.node[:, PHI]], self.hi[self.node[:, PHI]] = SNAKEBOARD.channel("wheel_angle").bounds(board)
+        for j, name in enumerate(self.inputs):
+            self.lo[self.controls[:, j]], self.hi[self.controls[:, j]] = SNAKEBOARD.input(name).bounds(board)
 
     # -- indices ------------------------------------------------------------------------------------
     @property
@@ -204,16 +205,16 @@ class SnakeboardModel(Model):
 
     def read_bounds(self, t: Table) -> None:
         b = self.board
-        limits = {"rotor_torque": b.max_rotor_torque, "steering_torque": b.max_steering_torque}
         for j, name in enumerate(self.inputs):
             if t.has(name):
                 lo, hi = _interval(t, name)
-                if lo < -limits[name] - 1e-12 or hi > limits[name] + 1e-12:
-                    raise t.error(name, f"[{lo:g}, {hi:g}] exceeds the vehicle's limit ±{limits[name]:g}")
+                lim = SNAKEBOARD.input(name).bound(b)
+                if lo < -lim - 1e-12 or hi > lim + 1e-12:
+                    raise t.error(name, f"[{lo:g}, {hi:g}] exceeds the vehicle's limit ±{lim:g}")
                 self.lo[self.controls[:, j]], self.hi[self.controls[:, j]] = lo, hi
         if t.has("wheel_angle"):
             lo, hi = _interval(t, "wheel_angle")
-            lim = b.max_wheel_angle
+            lim = SNAKEBOARD.channel("wheel_angle").bounds(b)[1]
             if lo < -lim - 1e-12 or hi > lim + 1e-12:
                 raise t.error("wheel_angle", f"[{lo:g}, {hi:g}] exceeds max_wheel_angle ±{lim:g}")
             self.lo[self.node[:, PHI]], self.hi[self.node[:, PHI]] = lo, hi
@@ -323,8 +324,8 @@ def read_model(root: Table, vehicle: Table) -> SnakeboardModel:
     from ...scenario.snakeboard import read_board
 
     board = read_board(vehicle)
-    _, steps, alpha = read_integrator(root, ("variational",), "variational", with_alpha=True)
-    return SnakeboardModel(board, steps, alpha)
+    settings = read_integrator(root, ("variational",), "variational", with_alpha=True, solve=True)
+    return SnakeboardModel(board, settings.steps, settings.alpha)
 
 
 __all__ = ["SnakeboardModel", "read_model", "node_speed"]
