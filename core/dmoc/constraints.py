@@ -1,8 +1,8 @@
 """Constraint and cost groups shared by every vehicle, and the assembly of the NLP.
 
-Paper §6, Fig. 11: "subject to initial and final poses and velocities, and for each pose
-along the path: dynamics (eqs. 9–10 or 16), pose and velocity bounds, shape variable
-bounds, additional constraints on the k-th state". Here:
+Kobilarov, Crane & Desbrun 2009, §6, Fig. 11: "subject to initial and final poses and velocities,
+and for each pose along the path: dynamics (eqs. 9–10 or 16), pose and velocity bounds, shape
+variable bounds, additional constraints on the k-th state"; ``docs/equations.md``, "DMOC". Here:
 
 * dynamics, start, goal and velocity limits come from the vehicle model
   (``core.dmoc.models``); start values and exactly given goal values are fixed variables;

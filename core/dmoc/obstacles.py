@@ -1,32 +1,22 @@
-"""Keep-out obstacles: signed distances with gradients, and the hazard potential.
+"""Keep-out obstacles: signed distances with gradients, and the hazard potential (Kobilarov, Crane &
+Desbrun 2009, §6: obstacles "in the form of inequalities or as penalizing terms in the cost
+function"; ``docs/equations.md``, "DMOC").
 
-Paper §6: "obstacle avoidance can be imposed in the form of inequalities or as
-penalizing terms in the cost function" (safest travel: a repulsive potential from
-hazards). The vehicle is a set of body-frame collision spheres (centre c_s, radius r_s);
-each sphere must keep its surface at least ``margin`` from every obstacle:
-
-    d_o(x + R c_s) − r_s ≥ margin                                            (clearance)
-
-except around a contact (:class:`Contact`: the vehicle keyed at rest on or against the obstacle),
-where the floor is lowered to the spheres' clearance at the touching pose (``Obstacle.floors``).
-
-with d_o the signed distance to obstacle o (negative inside):
+The vehicle is a set of body-frame collision spheres (c_s, r_s); each keeps its surface at least
+``margin`` from every obstacle, d_o(x + R c_s) − r_s ≥ margin, except around a :class:`Contact` (the
+vehicle keyed at rest on or against the obstacle), where the floor drops to the spheres' clearance
+at the touching pose (``Obstacle.floors``). d_o is the signed distance (negative inside):
 
 * sphere (centre c, radius r):        d = |p − c| − r
 * capsule (segment a–b, radius r):    d = |p − (a + t*(b − a))| − r,  t* = clip((p − a)·(b − a)/|b − a|², 0, 1)
 * oriented box (centre c, rotation Q, half extents e), q = Qᵀ(p − c):
       d = |max(|q| − e, 0)| + min(max_i(|q_i| − e_i), 0)        (exact distance)
 
-The box distance is exact: outside the box it is the Euclidean distance to a convex
-set, which is continuously differentiable (its gradient, the unit vector from the
-nearest surface point, is continuous), so the clearance constraint d ≥ margin > 0 is
-smooth where it matters. Inside, the distance is the largest face distance, whose
-gradient is the nearest face's normal; at a face it matches the outside gradient, so
-the only kinks are on the interior medial planes (reached only by an initial guess
-that crosses a box; the solver leaves them in the first iterations). Exactly at the
-surface the outside formula is 0/0 and the inside one is used.
-
-Hazard potential (a cost): φ(d) = exp(−d / ℓ), ℓ the hazard length.
+Outside the box d is the Euclidean distance to a convex set, continuously differentiable, so the
+clearance d ≥ margin > 0 is smooth where it matters; inside, its gradient is the nearest face's
+normal, with kinks only on the interior medial planes (reached only by a guess that crosses a box).
+Exactly at the surface the inside formula is used. Hazard potential (a cost): φ(d) = exp(−d/ℓ),
+ℓ the hazard length.
 """
 from __future__ import annotations
 

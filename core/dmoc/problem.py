@@ -1,33 +1,23 @@
-"""The DMOC nonlinear program: decision-variable layout, bounds and the declared sparsity.
+"""The DMOC nonlinear program: decision-variable layout, bounds and the declared sparsity
+(Kobilarov, Crane & Desbrun 2009, §6 and Fig. 11, after Junge, Marsden & Ober-Blöbaum 2005;
+``docs/equations.md``, "DMOC").
 
-Paper §6 and Fig. 11 (Junge, Marsden, Ober-Blöbaum 2005): minimise a cost over the
-discrete trajectory (poses, velocities, shape variables, controls at every step, and
-the duration when it is free) subject to the integrator's update equations at every
-step, boundary conditions and per-step inequalities. The constraint Jacobian is
-block-banded: step k only touches the variables of steps k − 1, k, k + 1.
-
-Everything here is generic. A *group* is one kind of per-step function (a model's
-update equations, an obstacle clearance, a cost term) evaluated at K instances at
-once: instance k reads L local variables ``y[idx[k]]`` and returns m values, and
-(optionally analytically) their Jacobian (K, m, L). The declared sparsity of a group
-is its (m, L) structural mask replicated over the instances — the block-banded
-pattern of the paper — and it is what the solvers receive. Derivatives that a group
-does not give analytically are central finite differences over its L local
-coordinates, all K instances perturbed at once: this is exactly the column-group
-colouring (columns of steps k, k + 3, k + 6, … together) of the banded Jacobian,
-never a dense difference over all variables. The Lagrangian Hessian is exact where a group
-gives ``hess`` (the car's update in closed form, the holonomic vehicles' pose and momentum
-updates, obstacles, waypoints, costs, bounds), and otherwise the same kind of coloured central
-difference of the analytic Jacobians (index plan built once per group), perturbing only the local
-columns that are free in some instance (a fixed duration or start pose is never perturbed).
-Groups over the same instances may come as one :class:`GroupBatch` (every obstacle's clearance):
-the NLP then asks it once per callback, and its Lagrangian Hessian as one sum per instance.
-Consecutive groups that share elementwise functions (``Group.elementwise``: the car's speed bounds
-and goal speed) are evaluated in one call over their instances stacked.
-
-Variables fixed by the scenario (the start state, a goal pose given exactly, a
-waypoint heading) are removed from the decision vector: they stay on their values and
-their columns are dropped, so the solvers see only free variables.
+Minimise a cost over the discrete trajectory (poses, velocities, shape variables, the controls of
+every step, and the duration when it is free) subject to the integrator's update equations at every
+step, boundary conditions and per-step inequalities. A *group* is one kind of per-step function (a
+model's update equations, an obstacle clearance, a cost term) evaluated at K instances at once:
+instance k reads L local variables ``y[idx[k]]`` and returns m values and, optionally analytically,
+their Jacobian (K, m, L). A group's declared sparsity is its (m, L) mask replicated over the
+instances — the block-banded pattern (step k touches only steps k − 1, k, k + 1) the solvers receive.
+Derivatives a group does not give are central differences over its L local coordinates with all K
+instances perturbed at once: the column-group colouring of the banded Jacobian, never a dense
+difference. The Lagrangian Hessian is exact where a group gives ``hess`` (the car's update, the
+holonomic vehicles' pose and momentum updates, obstacles, waypoints, costs, bounds), otherwise the
+same coloured differences of the analytic Jacobians over the columns free in some instance.
+A :class:`GroupBatch` (every obstacle's clearance) is asked once per callback; consecutive groups
+sharing elementwise functions (``Group.elementwise``) are evaluated in one call. Variables fixed by
+the scenario (the start state, a goal pose given exactly, a waypoint heading) are removed from the
+decision vector, so the solvers see only free variables.
 """
 from __future__ import annotations
 

@@ -18,13 +18,11 @@ Keys (a contract relied on outside the project; SI units, angles in radians)::
                          z is ignored for the planar car and snakeboard)
     [[obstacles]]        type = "sphere" (center, radius) | "box" (center, half_extents,
                          orientation = [w, x, y, z]) | "capsule" (a, b, radius); margin (default 0);
-                         contact = [{time, allowance, span}, ...] (optional; needs a fixed duration):
-                         the vehicle touches this obstacle at ``time`` (s), e.g. keyed at rest on or
-                         against it; node k's clearance floor is then
+                         contact = [{time, allowance, span}, ...] (optional, fixed duration): the
+                         vehicle touches the obstacle at ``time`` (s); node k's clearance floor is
                          allowance + (margin − allowance) min(1, |t_k − time|/span)² (the lowest over
-                         the contacts; the margin away from them): ``allowance`` (m, at most the
-                         margin; negative where the collision spheres reach into the obstacle at the
-                         touching pose) at the contact, back to the margin ``span`` s (default 1) away
+                         the contacts): ``allowance`` (m, at most the margin, negative where the spheres
+                         reach into the obstacle at the touching pose), ``span`` (s, default 1)
     [bounds]             [lo, hi] per input and shape variable, and speed
     [cost]               effort, duration, path_length, hazard, smoothness (weights, default
                          effort = 1), hazard_length (m, default 1); [cost.input_weights] per input

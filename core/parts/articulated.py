@@ -1,30 +1,22 @@
-"""Articulated parts on a free-base vehicle: the vehicle and its hinged parts as one chain of
-rigid bodies (Park & Chung §V, :class:`core.vehicles.chain.Chain`), integrated by the Lie group
+"""Articulated parts on a free-base vehicle: the vehicle and its hinged parts as one chain of rigid
+bodies (Park & Chung 2005, §V, :class:`core.vehicles.chain.Chain`), integrated by the Lie group
 families (cg2–cg4, cf2–cf4, mk2–mk4) or RK4.
 
-Mapping from the parts (:mod:`.spec`, hinges only: the chain's joints are revolute):
+The base is the vehicle (``base_mass``, principal ``base_inertia`` about its frame's origin); the
+parts are the chain's revolute joints (:mod:`.spec`, hinges only). Every chain body frame is, at
+q = 0, parallel to the vehicle's frame at rest, with its origin at the joint. With (R_p, x_p) the
+part's rest frame in the vehicle frame (:func:`.spec.rest_poses`) and x_parent the parent joint
+(0 for the vehicle):
 
-- the base is the vehicle: ``base_mass``, principal ``base_inertia`` about its frame's origin;
-- every chain body frame is, at q = 0, parallel to the vehicle's frame at rest, with its origin
-  at the joint (the chain's convention). With (R_p, x_p) the part's rest frame in the vehicle
-  frame (:func:`.spec.rest_poses`) and x_parent the parent joint (0 for the vehicle):
+    position = x_p − x_parent,  axis = R_p â,  offset = R_p · end,  J = R_p diag(I) R_pᵀ   (1)
 
-      position = x_p − x_parent,  axis = R_p â,  offset = R_p · end,  J = R_p diag(I) R_pᵀ   (1)
-
-  J must be diagonal (a part turned by right angles, or with equal moments), since the chain
-  takes principal moments in its frames;
-- the chain's joint angle q_k turns body k about R_p â, which is the part's object turned
-  about its own axis â by q_k: the same joint rotation R_joint(q) = exp(q â) as a hinge of the
-  secondary-motion tree (eq. 1 of :mod:`.spec`).
-
-Forces, all evaluated at every stage of the integrator (at the stage's pose and velocities,
-inputs held over each step, as :mod:`core.integrators.lie_rk` does for the rigid body):
-
-- gravity on every body (the chain's), so the parts' weight loads the base through the chain;
-- the vehicle's own wrench on the base, f(k, R, x, ξ_base) (:mod:`.base`: a helicopter's rotor,
-  a boat's buoyancy, damping, current, wind and thrusters), passed to the chain as body 0's
-  wrench about its centre of mass (the vehicle frame's origin);
-- joint damping τ_k = −d_k q̇_k (the part's ``damping``).
+J must be diagonal (a part turned by right angles, or with equal moments: the chain takes principal
+moments in its frames), and the joint angle q_k turns
+the part about its own axis â: the joint rotation exp(q â) of a hinge of the secondary-motion tree
+(eq. 1 of :mod:`.spec`). Forces, evaluated at every stage (inputs held over each step, as
+:mod:`core.integrators.lie_rk` does for the rigid body): gravity on every body; the vehicle's own
+wrench f(k, R, x, ξ_base) on the base (:mod:`.base`: rotor, buoyancy, damping, current, wind,
+thrusters) about its centre of mass; joint damping τ_k = −d_k q̇_k (the part's ``damping``).
 """
 from __future__ import annotations
 

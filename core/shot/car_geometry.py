@@ -1,37 +1,28 @@
 """A car's geometry from its wheels, and each wheel's spin along its own path (plain arrays, no Blender).
 
-The car model (``core.vehicles.car``) is a bicycle: its nonholonomic constraint holds at the rear
-axle centre, the point the solve plans. An artist's car object may have its origin anywhere (the
-rear axle, the middle of the body, the front bumper); :func:`measure` finds, from the four wheel
-objects' evaluated world geometry (at any one frame: the wheels are rigid on the body):
+The car model (``core.vehicles.car``) is a bicycle whose nonholonomic constraint holds at the rear
+axle centre, the point the solve plans; an artist's car object may have its origin anywhere.
+:func:`measure` finds, from the four wheel objects' evaluated world geometry at one frame:
 
-* each wheel's centre and radius. A wheel spins about its *spin axis*: the line through its
-  object's origin along its local Wheel Axis (:func:`spin_axis`). Its centre is the point of that
-  line midway across the wheel's width (the extent of its vertices along the axis); its radius is
-  the largest distance of its vertices from the axis (a tyre's tread). A wheel that is an empty
-  (no vertices) gives its centre only — its origin — and the typed Wheel Radius;
-* the rear axle point: midway between the rear wheels' centres, at ground level (the rear
-  wheels' centre height less their radius, along the body's −Z). Its position in the body frame
-  (the object's origin and rotation), in scene units, is the **body offset**: keys of the object
-  are moved by it to the rear axle (key world pose × offset) and the bake puts the object back
-  (trajectory pose × offset⁻¹);
-* the wheelbase: from the rear axle to the midpoint of the front wheels' centres along the body's
-  forward X axis; the track: across the rear wheels' centres; the car model's wheel radius: the
-  mean of the rear (driven) wheels' radii.
+* each wheel's centre and radius: a wheel spins about the line through its object's origin along its
+  local Wheel Axis (:func:`spin_axis`); its centre is that line's point midway across the wheel's
+  width, its radius the largest distance of its vertices from the line (an empty gives its origin and
+  the typed Wheel Radius);
+* the rear axle point, midway between the rear wheels' centres at ground level. Its pose in the body
+  frame is the **body offset**: keys of the object are moved by it to the rear axle (key world pose ×
+  offset) and the bake puts the object back (trajectory pose × offset⁻¹);
+* the wheelbase (rear axle to the front wheels' midpoint along the body's forward X), the track, and
+  the model's wheel radius (the mean of the rear, driven, wheels').
 
-With ``use_typed`` (the panel's Typed Values) the typed Wheel Radius and Wheelbase are used for the
-model and every wheel's spin; the rear axle still comes from the rear wheels' centres (at the typed
-radius below them). Without both rear wheels the object's origin is the rear axle, as before;
-wheels that all sit at one place along the car (placeholders at the origin) give no layout: the
-origin is the rear axle and the typed values hold, with a warning.
+With ``use_typed`` (the panel's Typed Values) the typed Wheel Radius and Wheelbase are used, the rear
+axle still from the rear wheels' centres (at the typed radius below them). Without both rear wheels the
+object's origin is the rear axle; wheels all at one place along the car (placeholders) give no layout:
+the origin is the rear axle and the typed values hold, with a warning.
 
-:func:`wheel_spins` turns a trajectory of the rear axle (position, heading, steering angle) into
-each wheel's own rolling angle: a wheel's contact point (its centre on the ground) moves with the
-body; over each step (a rigid planar motion of constant twist: every body point moves on an arc
-of the same angle Δθ) its arc length along the wheel's rolling direction — the body's heading for
-rear wheels, the heading plus the steering angle for steered front wheels — divided by the
-wheel's radius is its spin. Left and right rear wheels thus differ in turns, as a differential
-lets them.
+:func:`wheel_spins` gives each wheel's rolling angle: over each step (a rigid planar motion of constant
+twist) the arc its contact point travels along its rolling direction — the heading for rear wheels,
+heading + steering for steered front wheels — divided by its radius, so left and right wheels differ in
+turns as a differential lets them.
 """
 from __future__ import annotations
 

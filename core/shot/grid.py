@@ -1,46 +1,23 @@
 """The solve's time grid: how many nodes a shot gets and how far apart (``docs/equations.md``, "Node grid
-and the motion between nodes").
+and the motion between nodes", which gives the bounds and the figures behind them).
 
 Solve Settings › Node Spacing:
 
-* ``AUTOMATIC`` (the default): the step is chosen for the vehicle's dynamics and the shot, not per
-  frame (:func:`automatic`): h = min(h_vehicle, h_clear, h_keys), then fitted to the frames.
-* ``PER_FRAME``: Steps per Frame steps between two frames, as before: round(frames × Steps per Frame)
-  steps (Simulate and secondary motion always step this way).
+* ``AUTOMATIC`` (the default, :func:`automatic`): the step is chosen for the vehicle's dynamics and the
+  shot, h = min(h_vehicle, h_clear, h_keys), then fitted to the frames. h_vehicle is
+  :data:`VEHICLE_STEP_S`; h_clear keeps the chord between two nodes from cutting into an obstacle's
+  corner by more than :func:`allowed_cut`, at the peak speed of :func:`peak_speed` (every obstacle of
+  the shot counts, near the path or not); h_keys keeps a key imposed on the chord within half of its
+  Key Tolerance of the baked curve (:func:`key_allowance`, :func:`key_step`).
+* ``PER_FRAME``: round(frames × Steps per Frame) steps (Simulate and secondary motion always step
+  this way).
 * ``COUNT``: Node Count nodes over the shot, h = duration / (Node Count − 1).
 
-The three bounds of ``AUTOMATIC`` (SI units):
-
-* h_vehicle (:data:`VEHICLE_STEP_S`): the largest step of the samples' sweep whose baked motion stays
-  within 1 cm and 0.6° of the vehicle's dynamics re-simulated at 24 fps from every node
-  (``benchmarks/node_grid.py --sweep``): car tunnel 4.5 mm / 0.38° at 0.2 s (8.5 mm / 0.63° at 0.25 s,
-  5.8 cm / 2.0° at 0.5 s); helicopter canyon 6.2 mm / 0.24° at 0.25 s (2.4 cm / 1.2° at 0.4 s);
-  snakeboard gait 1.7 mm / 0.59° at 0.1 s (1.9 cm / 4.2° at 0.2 s: the rider's twist is fast); the boat
-  by its stability: the hull's heave and roll are stiff and the explicit-in-force integrator needs
-  h ≤ 0.1 s (``core/dmoc/models/boat.py``).
-* h_clear: obstacles are kept out at the nodes only; between two nodes L = v h apart the chord cuts
-  into a corner of curvature radius ρ (the smallest collision sphere's radius + the margin + a sphere or
-  capsule obstacle's own radius) by at most L²/(8ρ). That cut is held to ε = half the obstacle's margin
-  or ρ/32, whichever is more (at least 1 cm, at most ρ/2; :func:`allowed_cut`): L ≤ √(8ρε) (ρ/2 without
-  a margin), h ≤ L / v with v the peak speed estimated from the timed points (:func:`peak_speed`: the
-  average speed between consecutive ones × 2 from or to rest, × 1.25 moving through, the start and goal
-  speeds, at most the speed limit). Every obstacle of the shot counts, near the path or not.
-* h_keys: a key between nodes is imposed on the chord between them (``core.dmoc.constraints``, exact
-  waypoints) while the bake follows the curve, which leaves the chord by at most a h² s(1 − s)/2
-  (a the vehicle's acceleration bound, s the key's place in its step): :func:`key_allowance` takes that
-  off the key's radius, and h_keys = √(4r/a) keeps it within half of Key Tolerance r.
-
-Fitting to the frames: nodes fall on frames when they can — the largest whole number of frames per
-step m within the bound that also puts every key, stop and the end on a node is taken when it is at
-least 0.6 of the bound (keys then need no allowance, and h_keys does not apply); else the bound's
-own step (with h_keys), ⌈frames / (h fps)⌉ steps; below a frame, 1/n frame. A segment between stops
-gets ⌈its frames / frames per step⌉ steps.
-
-One step per solve: the integrators and DMOC take one h = T/N for a whole segment, so a finer grid
-only where a constraint is active is out of reach; :func:`cut_in` measures the baked motion against the
-obstacles at every frame and :func:`refine` gives the finer grid to re-solve with, warm-started by
-:func:`resample_trajectory` (the add-on's Solve does it once on an Automatic grid, ``addon/solving.py``).
-Pure Python; no Blender.
+The integrators and DMOC take one h = T/N for a whole segment, so a finer grid only where a
+constraint is active is out of reach: :func:`cut_in` measures the baked motion against the obstacles
+at every frame and :func:`refine` gives the finer grid to re-solve with, warm-started by
+:func:`resample_trajectory` (the add-on's Solve does it once on an Automatic grid,
+``addon/solving.py``). Pure Python; no Blender.
 """
 from __future__ import annotations
 
@@ -51,7 +28,9 @@ import numpy as np
 
 from .frames import FRAME_EPS, FrameMap, fmt_frame
 
-# s: the largest step per vehicle type (module doc); other types: DEFAULT_STEP_S
+# s: the largest step per vehicle type whose baked motion stays within 1 cm and 0.6° of the dynamics
+# (`benchmarks/node_grid.py --sweep`), the boat's set by its stiff hull's stability; docs/equations.md,
+# "Node grid …". Other types: DEFAULT_STEP_S
 VEHICLE_STEP_S = {"CAR": 0.2, "HELICOPTER": 0.25, "SNAKEBOARD": 0.1, "BOAT": 0.1}
 VEHICLE_WHY = {"CAR": "the car's dynamics", "HELICOPTER": "the helicopter's dynamics",
                "SNAKEBOARD": "the rider's twist", "BOAT": "the boat's stiff hull (heave and roll)"}
@@ -121,13 +100,14 @@ def corner_radius(sphere_radius: float, margin: float, radius: float = 0.0) -> f
 
 
 def allowed_cut(margin: float, rho: float) -> float:
-    """ε (m): how far the motion between nodes may cut into an obstacle's margin (module doc)."""
+    """ε = min(max(margin/2, ρ/32, 1 cm), ρ/2) (m): how far the motion between nodes may cut into an
+    obstacle's margin."""
     return min(max(CUT_FRACTION * margin, CUT_SHARE * rho, CUT_TOLERANCE_M), 0.5 * rho)
 
 
 def clearance_step(speed: float, obstacles: list[Obstacle], sphere_radius: float) -> tuple[float, str]:
-    """(h_clear s, the obstacle that sets it): the chord between nodes cuts at most ε into each (module
-    doc); inf without obstacles or motion."""
+    """(h_clear s, the obstacle that sets it): h = √(8ρε)/v, so the chord between nodes, which cuts a
+    corner of radius ρ by at most L²/(8ρ), cuts at most ε into each; inf without obstacles or motion."""
     best, why = math.inf, ""
     if speed <= 0:
         return best, why
@@ -148,7 +128,7 @@ def key_step(accel: float, radius: float) -> float:
 
 def key_allowance(radius: float, accel: float, h: float, s: float) -> float:
     """The radius (m) to impose a key on the chord with, s ∈ (0, 1) its place between nodes h apart: the
-    curve's departure a h² s(1 − s)/2 taken off, at most KEY_SHARE of the radius (module doc)."""
+    curve's departure a h² s(1 − s)/2 taken off, at most KEY_SHARE of the radius."""
     if not accel > 0 or s <= 1e-9 or s >= 1 - 1e-9:
         return radius
     return radius - min(0.5 * accel * h * h * s * (1.0 - s), KEY_SHARE * radius)

@@ -1,37 +1,21 @@
 """The motion between nodes: a C¹ interpolant of a trajectory on its Lie group, for the bake
-(``docs/equations.md``, "Node grid and the motion between nodes").
+(``docs/equations.md``, "Node grid and the motion between nodes", for the curves and their figures).
 
-A solve gives poses g_k = (R_k, x_k) ∈ SE(3) and body velocities V_k = (ω_k, v_k) (body frame:
-ẋ = R v, Ṙ = R ω̂) at its nodes t_k. Between nodes k and k+1 (h = t_{k+1} − t_k, s = (t − t_k)/h) the
-pose is the cubic Hermite curve in the Lie algebra of the relative motion
+Poses g_k = (R_k, x_k) with body velocities V_k = (ω_k, v_k) at the nodes t_k; between nodes k and
+k+1 (h = t_{k+1} − t_k, s = (t − t_k)/h) the pose is the cubic Hermite curve in the Lie algebra of
+the relative motion, g(s) = g_k exp(p(s)), p(s) = H₁₀(s) hV_k + H₀₁(s) Δ + H₁₁(s) h dexp⁻¹₋Δ V_{k+1},
+Δ = log(g_k⁻¹ g_{k+1}) (Park & Ravani 1995; Kim, Kim & Shin 1995; the closed-form SE(3) exp, log and
+dexp⁻¹ of Park & Chung in ``core.lie.se3``). It passes every node with its velocity; a constant body
+velocity gives the exponential curve, a pure translation the cubic Hermite spline. Stored velocities
+that do not describe the poses are replaced by the nodes' differences (:func:`node_tangents`).
 
-    g(s) = g_k exp(p(s)),   p(s) = H₁₀(s) m₀ + H₀₁(s) Δ + H₁₁(s) m₁,
-    Δ = log(g_k⁻¹ g_{k+1}),  m₀ = h V_k,  m₁ = h dexp₋Δ⁻¹ V_{k+1},
-
-with the Hermite basis H₁₀ = s³ − 2s² + s, H₀₁ = −2s³ + 3s², H₁₁ = s³ − s². The body velocity of
-g_k exp(p) is dexp₋ₚ(p′)/h, so p(0) = 0, p(1) = Δ and the end tangents give the node velocities
-exactly: the curve passes every node with its velocity (C¹ on the group). With V_k = V_{k+1} = Δ/h
-(constant body velocity) p(s) = sΔ, the exponential curve itself; without rotation it is the
-translation's cubic Hermite spline. This is the Lie group form of the cubic Hermite curve used for
-rigid motions (Park & Ravani, "Bézier curves on Riemannian manifolds and Lie groups with kinematics
-applications", 1995; Kim, Kim & Shin, "A general construction scheme for unit quaternion curves with
-simple high order derivatives", 1995), with the closed-form SE(3) exp, log and dexp⁻¹ of Park & Chung
-(``core.lie.se3``).
-
-Node velocities are used when they agree with the nodes (:func:`node_tangents`); a trajectory whose
-stored velocities do not describe its poses (zeros, another convention) gets the central differences
-of its relative motions instead, so its bake is still smooth. Scalar channels (steering, wheel and
-rotor angles, tilts) use the monotone cubic of Fritsch & Carlson ("Monotone piecewise cubic
-interpolation", 1980; scipy's PCHIP): C¹, no overshoot past the node values, so a steering angle stays
-within its limits and a spinning wheel never turns back. A planar vehicle's heading is the node's
-heading plus the yaw turned since it, continuous over any number of turns.
-
-A car rolls: its rear axle (the point the car model plans) takes the *rolling curve*
-(:func:`rolling_curve`) instead, a path along its own heading — the Lie group curve would let it slip
-sideways by tenths of a degree between coarse nodes (the discrete car's chord between nodes follows the
-mean heading, which a smooth heading through the node yaw rates leaves at second order).
-
-Pure numpy; no Blender. ``addon/baking.py`` calls :func:`sample` for every frame it keys.
+Scalar channels (steering, wheel and rotor angles, tilts) take the monotone cubic of Fritsch & Carlson
+1980 (scipy's PCHIP): C¹ and never past the node values, so a steering angle stays within its limits
+and a spinning wheel never turns back. A planar vehicle's heading is the node's plus the yaw turned
+since it, continuous over any number of turns. A car's rear axle takes the *rolling curve*
+(:func:`rolling_curve`), which follows its own heading: the Lie group curve would let it slip
+sideways between coarse nodes. Pure numpy; no Blender. ``addon/baking.py`` calls :func:`sample` for
+every frame it keys.
 """
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """Mechanisms in generalised coordinates on a tree of frames, and their variational integrator
-(Johnson & Murphey, "Scalable variational integrators for constrained mechanical
-systems in generalized coordinates").
+(Johnson & Murphey 2009, "Scalable variational integrators for constrained mechanical
+systems in generalized coordinates"; ``docs/equations.md``, "Tree integrator").
 
-Modules: :mod:`.frames` (the tree, eqs. 2–10, closed form, cached), :mod:`.recursive` (the
-seed's recursions literally, with and without caching), :mod:`.system` (masses, potentials,
+Modules: :mod:`.frames` (the tree, eqs. 2–10, closed form, cached), :mod:`.recursive` (Johnson &
+Murphey's recursions literally, with and without caching), :mod:`.system` (masses, potentials,
 forces, the Lagrangian's derivatives, eqs. 11, 23–35), :mod:`.constraints` (holonomic
 constraints, §IV-D), :mod:`.prescribed` (kinematic variables; attaching a tree to a moving
 vehicle), :mod:`.variational` (the midpoint VI, eqs. 16–22, 44–46), :mod:`.rk4` (the baseline),
-:mod:`.output` (a run as a Trajectory), :mod:`.examples` (the seed's §VI mechanisms).
+:mod:`.output` (a run as a Trajectory), :mod:`.examples` (the mechanisms of their §V–VI).
 
 Typical use (e.g. a tree carried by a vehicle, baked as secondary motion)::
 

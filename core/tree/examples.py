@@ -1,4 +1,4 @@
-"""The mechanisms of the seed's §VI (and the ones used to test the integrator), as systems.
+"""The mechanisms of Johnson & Murphey 2009, §V–VI (and the ones used to test the integrator), as systems.
 
 Every builder returns a :class:`Model`: the system and a consistent initial configuration
 (q projected onto the constraints). All mechanisms move in the world x–z plane with gravity
@@ -164,7 +164,8 @@ def scissor_reference(info: dict):
         T = ½ M(θ) θ̇²,  M(θ) = Σ_n 2 [m_L L² ((n − ½)² cos²θ + ¼ sin²θ) + I] + m_S L² sin²θ
         V(θ) = −Σ_n 2 m_L g (n − ½) L sin θ  (+ ½ k (L cos θ − x₀)² with the spring)
 
-    (the seed's Lagrangian, whose extracted form is garbled, with I per link and ¼ sin²θ)."""
+    (the form of Johnson & Murphey's §VI-C Lagrangian, its coefficients derived from the geometry
+    above: I per link, ¼ sin²θ)."""
     N, L, m, I, mS, g = (info[k] for k in ("segments", "length", "link_mass", "link_inertia", "slider_mass", "gravity"))
     n = np.arange(1, N + 1)
     a = 2 * m * L**2 * np.sum((n - 0.5) ** 2)     # coefficient of cos²θ

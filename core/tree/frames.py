@@ -1,42 +1,21 @@
-"""Tree representation of a mechanism (Johnson & Murphey, §III): frames related to their parents.
+"""Tree representation of a mechanism (Johnson & Murphey 2009, §III): frames related to their parents.
 
-Every frame is related to its parent (the world frame or another frame) by one of the
-seed's six primitive transforms (R1) — a translation along or a rotation about the
-parent's x, y or z axis — parameterised by a constant or by its own configuration
-variable (R2: one variable per transform), or by a constant SE(3) offset (``fixed``:
-a position and a unit quaternion), which composes the constant primitives in one frame.
+Every frame is related to its parent (the world frame or another frame) by one of Johnson &
+Murphey's six primitive transforms (R1) — a translation along or a rotation about the parent's x,
+y or z axis — parameterised by a constant or by its own configuration variable (R2: one variable
+per transform), or by a constant SE(3) offset (``fixed``: a position and a unit quaternion), which
+composes the constant primitives in one frame.
 
-Conventions (``docs/equations.md``): twists ξ = (ω, v), angular first (the seed's
-hat operator lists the linear part first; only the order differs); body velocity
-v̂ᵇ = g⁻¹ġ; wrenches (τ, F). Every primitive is g(x) = exp(ξ̂ x) with a constant unit twist ξ,
-so g' = g ξ̂, g'' = g ξ̂² and g⁻¹(x) = g(−x) (§III-D).
-
-:class:`Kinematics` evaluates, at one configuration (q, q̇) and lazily, each quantity once
-(the caching of §III-E: a new configuration is a new object; nothing is recomputed while
-it is alive):
-
-- ``G``   g_{s,k}(q) of every frame, eq. (2);
-- ``p``, ``dp``, ``d2p``  positions of body-fixed points and their first and second
-  derivatives with respect to q, eqs. (3)–(4) (the upper right column of ∂g_{s,k});
-- ``v``   body velocities, eq. (5); ``J`` = ∂v/∂q̇, eq. (8) (∂²v/∂q̇² = 0, eq. (9));
-- ``dv``  ∂v/∂q, eq. (6); ``d2v`` ∂²v/∂q∂q, eq. (7); ``d2v_mixed`` ∂²v/∂q∂q̇, eq. (10).
-
-The seed states (2)–(10) as recursions over the parent; here they are evaluated in their
-closed (product-of-exponentials) form, vectorised over frames and variables, which is the
-same recursion unrolled. With S_i = Ad_{g_{s,i}} ξ_i the spatial twist of variable i (i ∈ anc(k)):
-
-    ∂g_{s,k}/∂q_i = Ŝ_i g_{s,k}                          (3)
-    ∂²g_{s,k}/∂q_j∂q_l = Ŝ_j Ŝ_l g_{s,k}   (j ≼ l)            (4)
-    J_{k,i} = Ad_{g_{s,k}⁻¹} S_i,  v_k = Σ_i J_{k,i} q̇_i          (8), (5)
-    ∂J_{k,i}/∂q_j = [J_{k,i}, J_{k,j}] if i ≺ j else 0          (10)
-    ∂v_k/∂q_j = [W_{k,j}, J_{k,j}],  W_{k,j} = Σ_{i≺j} q̇_i J_{k,i}     (6)
-    ∂²v_k/∂q_j∂q_l = [∂v_k/∂q_j, J_{k,l}]   (j ≼ l; symmetric)      (7)
-
-where i ≺ j means "variable i is a strict ancestor of variable j" (both lie on the path
-from the world to frame k, so they are comparable) and [X, Y] = ad_X Y. The literal
-recursions, with and without caching, are in :mod:`.recursive`; the tests check that both
-agree with each other and with finite differences. All functions accept a leading batch
-shape (q of shape (..., n)) so that whole trajectories are evaluated at once.
+Conventions of ``docs/equations.md``: twists ξ = (ω, v), angular first (Johnson & Murphey's hat
+operator lists the linear part first; only the order differs); body velocity v̂ᵇ = g⁻¹ġ; wrenches
+(τ, F). :class:`Kinematics` evaluates, at one configuration (q, q̇) and lazily, each quantity once
+(the caching of §III-E: a new configuration is a new object): ``G`` the frames g_{s,k}, eq. (2);
+``p``, ``dp``, ``d2p`` body-fixed points and their q-derivatives, eqs. (3)–(4); ``v`` body
+velocities, eq. (5), ``J`` = ∂v/∂q̇, eq. (8); ``dv``, ``d2v``, ``d2v_mixed``, eqs. (6), (7), (10).
+Johnson & Murphey state (2)–(10) as recursions over the parent; here they are evaluated in their
+closed product-of-exponentials form (``docs/equations.md``, "Tree integrator"), vectorised over
+frames and variables and batched over a leading shape of q. :mod:`.recursive` evaluates the
+literal recursions; the tests check that both agree with each other and with finite differences.
 """
 from __future__ import annotations
 
@@ -127,7 +106,7 @@ class _Level:
 
 
 class Tree:
-    """A validated, compiled tree of frames (seed §III).
+    """A validated, compiled tree of frames (Johnson & Murphey §III).
 
     Frame 0 is the world frame; the others follow in an order where parents come first.
     ``variables`` lists the configuration variables in the order the frames were given;

@@ -2,9 +2,9 @@
 
 A kinematic variable (trep's "kinematic configuration variable") takes part in the
 kinematics and the Lagrangian like any other, but the discrete Euler–Lagrange equations
-(seed eqs. 16, 44) are written only for the dynamic variables: q_{k+1} of a kinematic
-variable is its prescribed value at t_{k+1}. The motion is given by a callable, by samples
-(a cubic spline), or as constant rate.
+(Johnson & Murphey 2009, eqs. 16, 44) are written only for the dynamic variables: q_{k+1} of a
+kinematic variable is its prescribed value at t_{k+1}. The motion is given by a callable, by
+samples (a cubic spline), or as constant rate.
 
 :func:`vehicle_root` and :func:`vehicle_drives` attach a tree to a moving vehicle: six
 kinematic frames tx, ty, tz, rz, ry, rx (g = T(x, y, z) R_z(yaw) R_y(pitch) R_x(roll)) whose

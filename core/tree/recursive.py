@@ -1,32 +1,21 @@
-"""The seed's recursions (2)–(10), literally, with and without caching (Johnson & Murphey, §III-B–E).
+"""Johnson & Murphey's recursions (2)–(10), literally, with and without caching (Johnson & Murphey
+2009, §III-B–E).
 
-Each quantity of frame k is computed from its parent's by the piecewise recursions of the
-paper, vectorised over the configuration variables (an (n, 4, 4) array holds ∂/∂q_i for
-every i, zero where i ∉ anc(k)):
+Each quantity of frame k — g_{s,k}, its first and second q-derivatives, the body velocity v̂_k and
+its derivatives in q and q̇ — is computed from its parent's by the piecewise recursions of the paper
+(one case where q_i is frame k's own variable, "i = k", another where it is not), vectorised over
+the configuration variables: an (n, 4, 4) array holds ∂/∂q_i for every i, zero where i ∉ anc(k).
+g_k⁻¹(x) = g_k(−x), so g⁻¹′ = −g′(−x) and g⁻¹″ = g″(−x). Eq. (7) is taken as the derivative of (6):
 
-    g_{s,k} = g_{s,par(k)} g_k                                                   (2)
-    ∂_i g_{s,k} = ∂_i g_{s,par} g_k  (i ≠ k),   g_{s,par} g_k'  (i = k)                       (3)
-    ∂_j∂_i g_{s,k} = ∂_j∂_i g_{s,par} g_k,  ∂_j g_{s,par} g_k' (i = k ≠ j),  g_{s,par} g_k'' (i = k = j)   (4)
-    v̂_k = g_k⁻¹ v̂_par g_k + ξ̂_k q̇_k                                               (5)
-    ∂_i v̂_k = g_k⁻¹ ∂_i v̂_par g_k  (i ≠ k),   g_k⁻¹' v̂_par g_k + g_k⁻¹ v̂_par g_k'  (i = k)     (6)
-    ∂_j∂_i v̂_k = g⁻¹ ∂_j∂_i v̂_par g   (i ≠ k ≠ j)
-               = g⁻¹' ∂_j v̂_par g + g⁻¹ ∂_j v̂_par g'   (i = k ≠ j, and symmetrically)
-               = g⁻¹'' v̂_par g + 2 g⁻¹' v̂_par g' + g⁻¹ v̂_par g''   (i = k = j)            (7)
-    ∂v̂_k/∂q̇_i = g⁻¹ ∂v̂_par/∂q̇_i g  (i ≠ k),   ξ̂_k  (i = k)                                   (8)
-    ∂²v̂_k/∂q̇_i² = 0                                                                   (9)
-    ∂²v̂_k/∂q_i∂q̇_j = g⁻¹ ∂²v̂_par/∂q_i∂q̇_j g  (k ≠ i),
-                    g⁻¹' ∂v̂_par/∂q̇_j g + g⁻¹ ∂v̂_par/∂q̇_j g'   (k = i)                     (10)
+    ∂_j∂_i v̂_k = g⁻¹ ∂_j∂_i v̂_par g                              (i ≠ k ≠ j)
+               = g⁻¹′ ∂_j v̂_par g + g⁻¹ ∂_j v̂_par g′             (i = k ≠ j, and symmetrically)
+               = g⁻¹″ v̂_par g + 2 g⁻¹′ v̂_par g′ + g⁻¹ v̂_par g″   (i = k = j)
 
-("i = k" means q_i is frame k's own variable; g_k⁻¹(x) = g_k(−x), so g⁻¹' = −g'(−x) and
-g⁻¹'' = g''(−x).) Eq. (7) is garbled in the extracted seed; the form above is the derivative
-of (6) and is checked against finite differences in the tests.
-
-With ``cache=True`` every frame's values are computed once from its parent's memoised
-values (the paper's caching); with ``cache=False`` every request recurses to the world
-frame again, as the paper's uncached implementation does (its Fig. 7 dashed line). The
-production path is :class:`.frames.Kinematics`, which evaluates the same quantities in closed
-form; this module exists for the caching benchmark and as an independent check of it.
-Not batched: q is a single configuration.
+With ``cache=True`` every frame's values are computed once from its parent's memoised values (the
+paper's caching); with ``cache=False`` every request recurses to the world frame again (the paper's
+uncached implementation, its Fig. 7 dashed line). The production path is :class:`.frames.Kinematics`
+(closed form, ``docs/equations.md``, "Tree integrator"); this module serves the caching benchmark and
+checks it independently. Not batched: q is a single configuration.
 """
 from __future__ import annotations
 
@@ -40,7 +29,7 @@ from .frames import Points, Tree, primitive_derivatives
 
 
 class RecursiveKinematics:
-    """Same attributes as :class:`.frames.Kinematics`, computed by the seed's recursions."""
+    """Same attributes as :class:`.frames.Kinematics`, computed by Johnson & Murphey's recursions."""
 
     def __init__(self, tree: Tree, q: np.ndarray, dq: np.ndarray | None = None,
                  bodies: Iterable[int] | None = None, points: Points | None = None, cache: bool = True):

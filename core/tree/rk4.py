@@ -4,7 +4,7 @@ The comparison baseline of the variational integrator, on the same tree, Lagrang
 forces, in the same generalised coordinates. The holonomic constraints are index-reduced:
 they enter as the acceleration condition (36b), D²h(q)(q̇, q̇) + Dh(q) q̈ = 0, so the
 constraint residual h(q) drifts with the integration error — no Baumgarte terms and no
-projection (the seed's point). At each stage
+projection (Johnson & Murphey's point about eq. 36). At each stage
 
     [ M_dd     −Dh_dᵀ ] [ q̈_d ]   [ ∂L/∂q − (∂²L/∂q∂q̇)ᵀ q̇ + f_c − M_dk q̈_k ]_d
     [ Dh_d       0    ] [  λ  ] = [ −D²h(q̇, q̇) − Dh_k q̈_k                ]

@@ -1,10 +1,10 @@
-"""A mechanical system on a tree (Johnson & Murphey, §IV): masses, potentials, forces, constraints.
+"""A mechanical system on a tree (Johnson & Murphey 2009, §IV): masses, potentials, forces, constraints.
 
 - Masses at frames with principal inertias in the frame: T = Σ_k ½ v_kᵀ M_k v_k, eq. (11),
   M_k = diag(I_xx, I_yy, I_zz, m, m, m) in the (ω, v) order of the project.
 - Potentials: gravity V = −Σ_k m_k g·p_k, eqs. (30)–(32); linear springs between frame
-  origins V = ½ k (x − x₀)², x = |p_a − p_b|, eqs. (33)–(35) (the seed's ∂²x is garbled; here
-  ∂²x = (∂dᵀ∂d + dᵀ∂²d)/x − ∂x ∂xᵀ/x with d = p_a − p_b).
+  origins V = ½ k (x − x₀)², x = |p_a − p_b|, eqs. (33)–(35), with ∂²x written out as
+  ∂²x = (∂dᵀ∂d + dᵀ∂²d)/x − ∂x ∂xᵀ/x, d = p_a − p_b.
 - Forces f_c(q, q̇, t) in generalised coordinates (§IV-E): dampers −c q̇_i, generalised forces
   F_i(t), body wrenches (τ, F)(t) in a frame's coordinates mapped by the body Jacobian,
   f_c = J_bᵀ F (§IV-E1).
@@ -114,7 +114,7 @@ class System:
     """Tree + masses + potentials + forces + constraints + kinematic drives.
 
     ``backend`` selects the kinematics: "closed" (vectorised closed forms, cached; the
-    default), "recursive" (the seed's recursions with caching) or "recursive-nocache".
+    default), "recursive" (Johnson & Murphey's recursions with caching) or "recursive-nocache".
     Every kinematic variable of the tree needs a drive in ``drives`` (variable → Prescribed).
     """
 

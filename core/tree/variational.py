@@ -1,40 +1,22 @@
-"""Forced, constrained midpoint variational integrator in generalised coordinates (Johnson & Murphey, §IV).
+"""Forced, constrained midpoint variational integrator in generalised coordinates (Johnson & Murphey
+2009, §IV; ``docs/equations.md``, "Tree integrator").
 
-Discrete Lagrangian, eq. (19): L_d(q_k, q_{k+1}) = h L(q_α, (q_{k+1} − q_k)/h),
-q_α = (1 − α) q_k + α q_{k+1} (α = ½: second order; any α ∈ [0, 1] selectable). Its slot
-derivatives, eqs. (20)–(22), with L's derivatives (23)–(27) at (q_α, q̇):
+Discrete Lagrangian L_d(q_k, q_{k+1}) = h L(q_α, (q_{k+1} − q_k)/h), q_α = (1 − α)q_k + αq_{k+1}
+(eq. 19; α = ½ second order, any α ∈ [0, 1] selectable); discrete forces f_d⁻ = (1 − α)h f_c and
+f_d⁺ = αh f_c at (q_α, q̇, t_α) (½h f_c at α = ½, eq. 41). One step is the map (q_k, p_k) →
+(q_{k+1}, p_{k+1}) of eqs. (44)–(46): Newton on (q_{k+1}, λ_k) with the analytic Jacobian, then
+p_{k+1} = D₂L_d(q_k, q_{k+1}) + f_d⁺. The constraints hold at every node to the Newton tolerance,
+with no Baumgarte terms or projection. Kinematic variables take their prescribed values; the
+equations (and p, λ's columns) are those of the dynamic variables only. The start is the discrete
+Legendre transform p₀ = ∂L/∂q̇(q₀, q̇₀), after projecting q₀ onto h = 0; the output node velocities
+are the constrained Legendre transform of p_k at q_k (:meth:`.system.System.project_velocity`).
 
-    D₁L_d = h(1 − α) ∂L/∂q − ∂L/∂q̇
-    D₂L_d = hα ∂L/∂q + ∂L/∂q̇
-    D₂D₁L_d = h(1 − α)α ∂²L/∂q∂q + (1 − α) ∂²L/∂q∂q̇ − α (∂²L/∂q∂q̇)ᵀ − (1/h) ∂²L/∂q̇∂q̇
-
-Discrete forces (§IV-E, the variation of the α point): f_d⁻ = (1 − α) h f_c(q_α, q̇, t_α),
-f_d⁺ = α h f_c(q_α, q̇, t_α) (the seed's ½ h f_c at α = ½, eq. 41).
-
-The integrator is the one-step map (q_k, p_k) → (q_{k+1}, p_{k+1}) of eqs. (44)–(46): solve
-
-    p_k + D₁L_d(q_k, q_{k+1}) + f_d⁻ − Dh(q_k)ᵀ λ_k = 0,    h(q_{k+1}) = 0
-
-for (q_{k+1}, λ_k) by Newton with the analytic Jacobian [[D₂D₁L_d + D₂f_d⁻, −Dh(q_k)ᵀ],
-[Dh(q_{k+1}), 0]] (eq. 46), then p_{k+1} = D₂L_d(q_k, q_{k+1}) + f_d⁺. The constraints hold at
-every node to the Newton tolerance (no Baumgarte or projection). Kinematic variables are
-set to their prescribed values; the equations (and p, λ's columns) are those of the dynamic
-variables only.
-
-Start-up (discrete Legendre transform): p₀ = ∂L/∂q̇(q₀, q̇₀), then the same step — equivalent
-to the seed's two-configuration start, without needing q₁. The initial configuration is
-first projected onto h = 0 (:meth:`.system.System.project_configuration`).
-
-Node velocities (output): the constrained Legendre transform of p_k at q_k, i.e. the q̇_k
-with Dh(q_k) q̇_k = 0 and ∂L/∂q̇(q_k, q̇_k) = p_k + Dh(q_k)ᵀ μ (:meth:`System.project_velocity`),
-evaluated for all nodes at once after the run.
-
-Newton: the guess for q_{k+1} is the cubic extrapolation of the last nodes (the seed seeds
-q_{k+1} = q_k; a better guess saves an iteration), λ_k starts from λ_{k−1}; it stops when the
-update z_j is below tol = ``xtol``·(1 + |q|), or when the error it leaves, |z_j|³/|z_{j−1}|²
-for a quadratically converging iteration, is; the step is then evaluated once more to get
-p_{k+1}, Dh(q_{k+1}) and the residual max|h(q_{k+1})| (the seed's optimised evaluation
-order, §V-A). The residual is measured, not assumed.
+Newton starts q_{k+1} from the quadratic through the last three nodes, 3q_k − 3q_{k−1} + q_{k−2}
+(Johnson & Murphey start from q_k; the better guess saves an iteration), and λ_k from λ_{k−1}; it
+stops when the update z_j, or the error it leaves, |z_j|³/|z_{j−1}|² for a quadratically converging
+iteration, is below ``xtol``·(1 + |q|). The step is then evaluated once more for p_{k+1},
+Dh(q_{k+1}) and the residual max|h(q_{k+1})| (their optimised evaluation order, §V-A): the residual
+is measured, not assumed. ``composition="triple_jump"`` makes each step three sub-steps (order 4).
 """
 from __future__ import annotations
 
@@ -130,8 +112,8 @@ COMPOSITIONS: dict[str, tuple[float, ...]] = {"none": (1.0,), "triple_jump": TRI
 
 def _extrapolate(Q: np.ndarray, k: int, s: float, step0: np.ndarray) -> np.ndarray:
     """Newton's first guess for the node at t_k + s·dt: the quadratic through the last three
-    nodes (at s = 1 the cubic-extrapolation guess 3q_k − 3q_{k−1} + q_{k−2}; the seed seeds
-    q_{k+1} = q_k, a better guess saves an iteration); fewer nodes at the start, where
+    nodes (at s = 1 the quadratic extrapolation 3q_k − 3q_{k−1} + q_{k−2}; Johnson & Murphey start
+    from q_{k+1} = q_k, and a better guess saves an iteration); fewer nodes at the start, where
     ``step0`` = dt·q̇₀."""
     if k >= 2:
         return (0.5 * (s + 1.0) * (s + 2.0)) * Q[k] - (s * (s + 2.0)) * Q[k - 1] + (0.5 * s * (s + 1.0)) * Q[k - 2]

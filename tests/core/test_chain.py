@@ -1,6 +1,6 @@
-"""Articulated chain with a free base (seed 004 §V): the recursive forward dynamics against an
-independent Lagrangian formulation, conservation laws, the integrators' orders on the chain, the
-seed's drift tables (VI–VIII) in kind, SE(3) preservation and batching.
+"""Articulated chain with a free base (Park & Chung 2005, §V): the recursive forward dynamics against
+an independent Lagrangian formulation, conservation laws, the integrators' orders on the chain,
+Park & Chung's drift tables (VI–VIII) in kind, SE(3) preservation and batching.
 
 The independent formulation builds nothing from ``core.vehicles.chain`` except the parameters:
 body poses by products of ``scipy.linalg.expm`` of 4×4 twists, body Jacobians by central
@@ -324,9 +324,9 @@ def test_chain_poses_stay_on_se3(method):
     assert np.max(np.abs(np.linalg.det(res.R) - 1)) < 1e-12
 
 
-# --- seed 004 Tables VI–VIII in kind --------------------------------------------------------------
+# --- Park & Chung's Tables VI–VIII in kind ---------------------------------------------------------
 
-SEED_DRIFT = {   # Tables VI (kinetic energy), VII (linear momentum), VIII (angular momentum); h = 1, 0.1, 0.01
+PARK_CHUNG_DRIFT = {   # Tables VI (kinetic energy), VII (linear momentum), VIII (angular momentum); h = 1, 0.1, 0.01
     "energy": {"cg2": (3.4673e-2, 1.1679e-3, 1.2151e-5), "cg3": (3.9707e-2, 4.2896e-5, 4.3020e-8),
                "cg4": (1.5120e-3, 2.0035e-7, 2.0421e-11), "cf2": (3.4673e-2, 1.1679e-3, 1.2151e-5),
                "cf3": (5.3524e-2, 5.0535e-5, 5.0334e-8), "cf4": (3.6308e-3, 3.2133e-7, 3.1989e-11),
@@ -371,16 +371,17 @@ def test_drifts_fall_by_ten_to_the_order_per_decade(drift_table, method):
 
 
 @pytest.mark.parametrize("method", LIE_METHODS)
-def test_drifts_have_the_magnitude_of_seed_tables(drift_table, method):
-    """Within a factor of 10 of Tables VI–VIII at h = 1, 0.1, 0.01 (geometry: see the benchmark doc)."""
+def test_drifts_have_the_magnitude_of_park_chungs_tables(drift_table, method):
+    """Within a factor of 10 of Park & Chung's Tables VI–VIII at h = 1, 0.1, 0.01 (geometry:
+    docs/benchmarks/park_chung.md)."""
     for k, h in enumerate(H):
         for key in ("energy", "linear", "angular"):
-            ours, seed = drift_table[method][k][key], SEED_DRIFT[key][method][k]
-            assert 0.1 < ours / seed < 10.0, (method, h, key, ours, seed)
+            ours, theirs = drift_table[method][k][key], PARK_CHUNG_DRIFT[key][method][k]
+            assert 0.1 < ours / theirs < 10.0, (method, h, key, ours, theirs)
 
 
-def test_drift_structure_of_the_seed(drift_table):
-    """As in the seed: CG2 ≡ CF2 (same method); the energy depends only on the Rⁿ tableau, so
+def test_drift_structure_is_park_chungs(drift_table):
+    """As in Park & Chung: CG2 ≡ CF2 (same method); the energy depends only on the Rⁿ tableau, so
     CF3 = MK3 and CF4 = MK4 in energy, and MK2 = CG2 in energy."""
     for k in range(len(H)):
         assert drift_table["cg2"][k] == drift_table["cf2"][k]

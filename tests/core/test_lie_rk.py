@@ -1,5 +1,5 @@
-"""Seed 004 Lie group RK methods (CG, CF, MK; Tables I–III): tableaux, exponential counts, single
-steps against the seed's formulas written out with scipy's expm, fitted orders on the rigid body
+"""The Lie group RK methods of Park & Chung 2005 (CG, CF, MK; Tables I–III): tableaux, exponential
+counts, single steps against their formulas written out with scipy's expm, fitted orders on the rigid body
 against DOP853, SE(3) preservation, batching, blow-ups, and the vehicles that get the methods
 through ``integrate``."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from core.integrators import METHODS, integrate
 from core.integrators.common import GRAVITY, HolonomicSystem, RigidState
 from core.integrators.euler_poincare import reference, velocity_rate
 from core.integrators.families import FAMILIES, ORDERS
-from core.integrators.lie_rk import (CG4_SEED_FRACTIONS, TABLEAUX, Counter, lie_rk_step,
+from core.integrators.lie_rk import (CG4_PARK_CHUNG_FRACTIONS, TABLEAUX, Counter, lie_rk_step,
                                      rigid_body_problem, run, tableau_step)
 from core.lie import quaternion, se3, so3
 from core.scenario import loads
@@ -22,8 +22,8 @@ from core.simulation import simulate
 from tests.core.conftest import series_dexp_inv
 
 LIE_METHODS = ("cg2", "cg3", "cg4", "cf2", "cf3", "cf4", "mk2", "mk3", "mk4")
-SEED_EXP_COUNTS = {"cg2": 3, "cf2": 3, "mk2": 2, "cg3": 6, "cf3": 3, "mk3": 3, "cg4": 15, "cf4": 5, "mk4": 4}
-SEED_DEXPINV_COUNTS = {"cg2": 0, "cf2": 0, "mk2": 1, "cg3": 0, "cf3": 0, "mk3": 2, "cg4": 0, "cf4": 0, "mk4": 3}
+PARK_CHUNG_EXP_COUNTS = {"cg2": 3, "cf2": 3, "mk2": 2, "cg3": 6, "cf3": 3, "mk3": 3, "cg4": 15, "cf4": 5, "mk4": 4}
+PARK_CHUNG_DEXPINV_COUNTS = {"cg2": 0, "cf2": 0, "mk2": 1, "cg3": 0, "cf3": 0, "mk3": 2, "cg4": 0, "cf4": 0, "mk4": 3}
 
 
 # --- tableaux ----------------------------------------------------------------------------------------
@@ -49,27 +49,27 @@ def test_reduced_tableau_satisfies_classical_conditions(name):
     assert np.max(np.abs(classical_conditions(tab.a, tab.b, tab.c, tab.order + 1))) > 1e-3 or tab.order == 4
 
 
-def test_cg4_digits_are_the_seed_table_ib():
+def test_cg4_digits_are_the_park_chung_table_ib():
     tab = TABLEAUX["cg4"]
     frac = lambda s: float(Fraction(s))  # noqa: E731
-    for i, row in enumerate(CG4_SEED_FRACTIONS["a"]):
+    for i, row in enumerate(CG4_PARK_CHUNG_FRACTIONS["a"]):
         for j, v in enumerate(row):
             assert abs(tab.a[i][j] - frac(v)) < 1e-6
-    for j, v in enumerate(CG4_SEED_FRACTIONS["b"]):
+    for j, v in enumerate(CG4_PARK_CHUNG_FRACTIONS["b"]):
         assert abs(tab.b[j] - frac(v)) < 1e-6
-    for j, v in enumerate(CG4_SEED_FRACTIONS["c"]):
+    for j, v in enumerate(CG4_PARK_CHUNG_FRACTIONS["c"]):
         assert abs(tab.c[j] - frac(v)) < 1e-6
     assert tab.c[4] == pytest.approx(0.8768903263420429, abs=2e-16)
-    # the seed's rounded coefficients violate the fourth-order conditions at the 1e-7 level
+    # Park & Chung's rounded coefficients violate the fourth-order conditions at the 1e-7 level
     a = np.zeros((5, 5))
-    for i, row in enumerate(CG4_SEED_FRACTIONS["a"]):
+    for i, row in enumerate(CG4_PARK_CHUNG_FRACTIONS["a"]):
         a[i, :len(row)] = [frac(v) for v in row]
-    b = np.array([frac(v) for v in CG4_SEED_FRACTIONS["b"]])
+    b = np.array([frac(v) for v in CG4_PARK_CHUNG_FRACTIONS["b"]])
     assert np.max(np.abs(classical_conditions(a, b, a.sum(axis=1), 4))) > 1e-9
 
 
 def test_cf_tableaux_reduce_to_table_iii():
-    """Seed eqs. (39c–d): summing the exponential rows gives RK3 (Table III(a)) and RK4 (III(b))."""
+    """Park & Chung eqs. (39c–d): summing the exponential rows gives RK3 (Table III(a)) and RK4 (III(b))."""
     np.testing.assert_array_equal(TABLEAUX["cf3"].a, TABLEAUX["mk3"].a)
     np.testing.assert_array_equal(TABLEAUX["cf3"].b, TABLEAUX["mk3"].b)
     np.testing.assert_array_equal(TABLEAUX["cf4"].a, TABLEAUX["mk4"].a)
@@ -77,20 +77,20 @@ def test_cf_tableaux_reduce_to_table_iii():
     np.testing.assert_array_equal(TABLEAUX["mk4"].b, [1 / 6, 1 / 3, 1 / 3, 1 / 6])
 
 
-def test_exponential_counts_are_the_seeds():
+def test_exponential_counts_are_park_chungs():
     for name in LIE_METHODS:
-        assert TABLEAUX[name].exp_evaluations_per_step == SEED_EXP_COUNTS[name], name
-        assert TABLEAUX[name].dexp_inv_evaluations_per_step == SEED_DEXPINV_COUNTS[name], name
+        assert TABLEAUX[name].exp_evaluations_per_step == PARK_CHUNG_EXP_COUNTS[name], name
+        assert TABLEAUX[name].dexp_inv_evaluations_per_step == PARK_CHUNG_DEXPINV_COUNTS[name], name
     assert TABLEAUX["cf4"].exp_evaluations_per_step < TABLEAUX["cg4"].exp_evaluations_per_step
     system, init = tumbling_body()
     for name in LIE_METHODS:
         stats = integrate(system, init, 0.05, 7, name).stats
-        assert stats["exp_evaluations_per_step"] == SEED_EXP_COUNTS[name], name
-        assert stats["dexp_inv_evaluations_per_step"] == SEED_DEXPINV_COUNTS[name], name
+        assert stats["exp_evaluations_per_step"] == PARK_CHUNG_EXP_COUNTS[name], name
+        assert stats["dexp_inv_evaluations_per_step"] == PARK_CHUNG_DEXPINV_COUNTS[name], name
         assert stats["rate_evaluations_per_step"] == TABLEAUX[name].stages
 
 
-# --- single steps against the seed's formulas, written out independently ------------------------------
+# --- single steps against Park & Chung's formulas, written out independently ----------------------------
 
 def tumbling_body():
     system = HolonomicSystem(inertia=np.array([3.0, 2.0, 1.0, 2.0, 2.0, 2.0]))
@@ -122,8 +122,8 @@ def _rk4_velocities(system, xi, h):
 E = lambda xi: expm(se3.hat(xi))  # noqa: E731
 
 
-def test_cf4_step_is_the_seeds_formula():
-    """Seed §III-C (left-trivialised): g⁽⁴⁾ = g⁽²⁾ exp(−h/2 V₁ + h V₃),
+def test_cf4_step_is_park_chungs_formula():
+    """Park & Chung §III-C (left-trivialised): g⁽⁴⁾ = g⁽²⁾ exp(−h/2 V₁ + h V₃),
     g_{k+1} = g_k exp(h/4 V₁ + h/6 V₂ + h/6 V₃ − h/12 V₄) exp(−h/12 V₁ + h/6 V₂ + h/6 V₃ + h/4 V₄)."""
     h = 0.3
     system, g, xi, g1, y1 = _one_step("cf4", h)
@@ -134,7 +134,7 @@ def test_cf4_step_is_the_seeds_formula():
     np.testing.assert_allclose(y1, v_new, atol=1e-13)
 
 
-def test_cf3_step_is_the_seeds_formula():
+def test_cf3_step_is_park_chungs_formula():
     """g_{k+1} = g⁽²⁾ exp(−h/12 V₁ + 3h/4 V₃), g⁽²⁾ = g_k exp(h/3 V₁), velocities by RK3 (Table III(a))."""
     h = 0.3
     system, g, xi, g1, y1 = _one_step("cf3", h)
@@ -146,7 +146,7 @@ def test_cf3_step_is_the_seeds_formula():
     np.testing.assert_allclose(y1, xi + h * (F(V1) / 4 + 3 * F(V3) / 4), atol=1e-13)
 
 
-def test_cg3_step_is_the_seeds_formula():
+def test_cg3_step_is_park_chungs_formula():
     """g_{k+1} = g_k exp(h b₁ V₁) exp(h b₂ V₂) exp(h b₃ V₃) (eq. 37a), Table I(a)."""
     h = 0.3
     system, g, xi, g1, _ = _one_step("cg3", h)
@@ -158,7 +158,7 @@ def test_cg3_step_is_the_seeds_formula():
     np.testing.assert_allclose(g1, expected, atol=1e-13)
 
 
-def test_mk4_step_is_the_seeds_formula_with_a_series_dexp_inv():
+def test_mk4_step_is_park_chungs_formula_with_a_series_dexp_inv():
     """Eqs. (42a–h) with dexp⁻¹ as a 90-term Bernoulli series of ad (conftest), expm for exp."""
     h = 0.3
     system, g, xi, g1, y1 = _one_step("mk4", h)

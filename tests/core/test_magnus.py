@@ -1,5 +1,6 @@
-"""Seed 001: the Magnus update with constant angular acceleration, the normalised third-order
-quaternion exponential (accuracy measured), and the ``magnus`` integrator (order fitted)."""
+"""The Magnus update with constant angular acceleration and the normalised third-order quaternion
+exponential of the article *Numerical Integration for Rotational Dynamics* (accuracy measured), and
+the ``magnus`` integrator (order fitted)."""
 from __future__ import annotations
 
 import json
@@ -44,7 +45,7 @@ def exact_rotations():
 
 def test_magnus_terms_local_orders(exact_rotations):
     """Ω₁ alone: local error O(h³); Ω₁ + Ω₂: O(h⁵); + Ω₃: still O(h⁵) (smaller); adding the h⁵
-    term the seed omits, (1/720) α₁ × (α₁ × (α₁ × α₂)), gives O(h⁷)."""
+    term the article omits, (1/720) α₁ × (α₁ × (α₁ × α₂)), gives O(h⁷)."""
     def err(h, omega):
         return float(np.linalg.norm(so3.log(exact_rotations[h].T @ so3.exp(omega))))
 

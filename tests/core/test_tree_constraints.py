@@ -1,6 +1,6 @@
-"""Holonomic constraints (seed 002, §IV-D): h, Dh, D²h against finite differences and geometry;
-bad constraints refused; closed chains integrated with the constraints exact at every step
-(four-bar, the seed's Fig. 6 device, the scissor lift of §VI-C against its 1-DOF reference)."""
+"""Holonomic constraints (Johnson & Murphey 2009, §IV-D): h, Dh, D²h against finite differences and
+geometry; bad constraints refused; closed chains integrated with the constraints exact at every step
+(four-bar, the device of their Fig. 6, the scissor lift of §VI-C against its 1-DOF reference)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,6 @@
-"""Tree kinematics (seed 002, eqs. 2–10): primitives, forward kinematics, body velocities and
-all their first and second derivatives, against finite differences, the seed's literal
-recursions (cached and uncached), and hand-computed positions; caching; validation."""
+"""Tree kinematics (Johnson & Murphey 2009, eqs. 2–10): primitives, forward kinematics, body
+velocities and all their first and second derivatives, against finite differences, the paper's
+literal recursions (cached and uncached), and hand-computed positions; caching; validation."""
 from __future__ import annotations
 
 import numpy as np
@@ -79,7 +79,7 @@ def test_primitive_is_the_exponential_of_its_twist_with_derivatives(kind):
         assert np.allclose(primitive(kind, -x) @ g, np.eye(4), atol=1e-14)   # g⁻¹(x) = g(−x)
 
 
-def test_rotation_about_z_matches_the_seed():
+def test_rotation_about_z_matches_johnson_murphey():
     t = 0.7
     c, s = np.cos(t), np.sin(t)
     assert np.allclose(primitive("rz", t), [[c, -s, 0, 0], [s, c, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
@@ -169,7 +169,7 @@ def test_contractions_equal_the_full_arrays():
 
 
 @pytest.mark.parametrize("cache", [True, False])
-def test_seed_recursions_agree_with_the_closed_form(cache):
+def test_johnson_murphey_recursions_agree_with_the_closed_form(cache):
     k = kin()
     r = RecursiveKinematics(TREE, Q, DQ, points=PTS, cache=cache)
     for name in ("G", "p", "dp", "d2p", "v", "J", "dv", "d2v", "d2v_mixed"):
