@@ -2,11 +2,10 @@
 
 When the scenario gives positions to reach (waypoints, a goal position), the reference
 point follows the piecewise-linear interpolation of start → waypoints → goal in time
-(nodes at the waypoint times), pushed out of obstacles along the distance gradient (sideways only for
-a vehicle on the ground or the water), and
-the model fills the rest on its group from that path (SE(2): heading along the path,
-shape and velocities from differences; SE(3): orientation interpolated on SO(3) through
-the exponential, see the models). Without any position to reach, the guess is a forward
+(nodes at the waypoint times), pushed out of obstacles along the distance gradient (round them, not
+over them, for a vehicle on the water), and the model fills the rest on its group from that path
+(SE(2): heading along the path, shape and velocities from differences; SE(3): orientation
+interpolated on SO(3) through the exponential, see the models). Without any position to reach, the guess is a forward
 simulation of the model from its start with nominal controls (zero, or hover for an
 aircraft) — exactly feasible for the dynamics.
 """
@@ -26,17 +25,17 @@ def duration_guess(model: Model) -> float:
 
 
 def push_out(path: np.ndarray, spec: Spec, keep: np.ndarray, sweeps: int = 3, floors=None,
-             planar: bool = False) -> np.ndarray:
+             on_surface: bool = False) -> np.ndarray:
     """Move path points whose collision spheres could touch an obstacle out along ∇d (never the kept nodes).
     ``floors``: per obstacle, its clearance floor at each path point (lowered around a contact), else
-    its margin. ``planar``: the vehicle keeps to the ground or the water, so points move sideways only
-    (see :class:`_Pusher`)."""
+    its margin. ``on_surface``: the vehicle keeps to the water, so points go round an obstacle, not over
+    it (see :class:`_Pusher`)."""
     path = np.array(path, dtype=float)
     if not spec.obstacles:
         return path
     movable = np.ones(len(path), dtype=bool)
     movable[keep] = False
-    pusher = _Pusher(spec, len(path), floors, planar)
+    pusher = _Pusher(spec, len(path), floors, on_surface)
     for _ in range(sweeps):
         pusher.sweep(path, movable)
     return path
@@ -50,7 +49,7 @@ class _Pusher:
     need are not evaluated again: the same pushes as evaluating every point (the smoothing's 200 sweeps
     touch only the points near an obstacle).
 
-    ``planar``: a vehicle on the ground or the water goes round an obstacle, never over it. Where ∇d points
+    ``on_surface``: a vehicle on the water goes round an obstacle, never over it. Where ∇d points
     more up (or down) than sideways (a buoy or a low block whose top is nearer than its side), its points
     move along the horizontal part of ∇d taken at the obstacle's middle height instead: a boat lifted out
     of the water is a guess the optimiser takes hundreds of iterations to undo."""
@@ -58,9 +57,9 @@ class _Pusher:
     SLACK = 1e-9   # m: evaluate a point whose bound is this close to what it needs (round-off in the bound)
     LIPSCHITZ = ("sphere", "capsule", "box")   # exact signed distances; any other kind is evaluated every time
 
-    def __init__(self, spec: Spec, n_points: int, floors=None, planar: bool = False):
+    def __init__(self, spec: Spec, n_points: int, floors=None, on_surface: bool = False):
         self.spec = spec
-        self.planar = planar
+        self.on_surface = on_surface
         reach = float(np.max(spec.spheres[:, 3]))  # the spheres' offsets are left to the solver
         self.need = np.stack([np.broadcast_to((ob.margin if floors is None else floors[o]) + reach + 0.05,
                                               (n_points,)) for o, ob in enumerate(spec.obstacles)])
@@ -86,7 +85,7 @@ class _Pusher:
                 continue
             idx = cand[hit]
             g = g[hit]
-            if self.planar:
+            if self.on_surface:
                 # ∇d more vertical than horizontal: the nearest face is a top (or a bottom)
                 up = np.abs(g[:, 2]) > np.hypot(g[:, 0], g[:, 1])
                 g[up] = self._sideways(ob, path[idx[up]])
@@ -95,7 +94,6 @@ class _Pusher:
             step = push[hit, None] * g
             path[idx] += step
             self.bound[:, idx] -= np.linalg.norm(step, axis=1)
-
 
     @staticmethod
     def _sideways(ob, points: np.ndarray) -> np.ndarray:
@@ -108,14 +106,14 @@ class _Pusher:
 
 
 def smooth_path(path: np.ndarray, spec: Spec, keep: np.ndarray, passes: int = 200, floors=None,
-                planar: bool = False) -> np.ndarray:
+                on_surface: bool = False) -> np.ndarray:
     """Relax the kinks that pushing leaves: repeated [¼, ½, ¼] averaging of the movable nodes,
     each pass followed by a push out of the obstacles (vectorised over the nodes)."""
     path = np.array(path, dtype=float)
     movable = np.ones(len(path), dtype=bool)
     movable[keep] = False
     movable[[0, -1]] = False
-    pusher = _Pusher(spec, len(path), floors, planar) if spec.obstacles else None
+    pusher = _Pusher(spec, len(path), floors, on_surface) if spec.obstacles else None
     for _ in range(passes):
         avg = path.copy()
         avg[1:-1] = 0.25 * path[:-2] + 0.5 * path[1:-1] + 0.25 * path[2:]
@@ -182,8 +180,8 @@ def initial_guess(model: Model, spec: Spec) -> np.ndarray:
     path = np.stack([np.interp(t, times, P[:, i]) for i in range(3)], axis=1)
     # an obstacle touched at a contact keeps the guess only as far out as its lowered floor there
     floors = [np.broadcast_to(clearance_floor(model, ob), (N + 1,)) for ob in spec.obstacles]
-    path = push_out(path, spec, np.array(nodes), floors=floors, planar=model.on_surface)
-    path = smooth_path(path, spec, np.array(nodes), floors=floors, planar=model.on_surface)
+    path = push_out(path, spec, np.array(nodes), floors=floors, on_surface=model.on_surface)
+    path = smooth_path(path, spec, np.array(nodes), floors=floors, on_surface=model.on_surface)
     h = T / N
     v0 = model.start_speed() * h if hasattr(model, "start_speed") else None
     v1 = model.goal_speed() if hasattr(model, "goal_speed") else None

@@ -21,8 +21,8 @@ def _sideways(ob, points):
     return g
 
 
-def _reference_push(path, spec, keep, sweeps=3, floors=None, planar=False):
-    """Every point against every obstacle at every sweep (the definition). ``planar``: where ∇d is more
+def _reference_push(path, spec, keep, sweeps=3, floors=None, on_surface=False):
+    """Every point against every obstacle at every sweep (the definition). ``on_surface``: where ∇d is more
     vertical than horizontal, the horizontal ∇d at the obstacle's middle height."""
     path = np.array(path, dtype=float)
     reach = float(np.max(spec.spheres[:, 3]))
@@ -33,7 +33,7 @@ def _reference_push(path, spec, keep, sweeps=3, floors=None, planar=False):
             d, g = ob.distance(path)
             need = (ob.margin if floors is None else floors[o]) + reach + 0.05 - d
             hit = movable & (need > 0)
-            if planar:
+            if on_surface:
                 up = np.abs(g[:, 2]) > np.hypot(g[:, 0], g[:, 1])
                 g[up] = _sideways(ob, path[up])
             gn = np.linalg.norm(g, axis=1)
@@ -42,7 +42,7 @@ def _reference_push(path, spec, keep, sweeps=3, floors=None, planar=False):
     return path
 
 
-def _reference_smooth(path, spec, keep, passes=200, floors=None, planar=False):
+def _reference_smooth(path, spec, keep, passes=200, floors=None, on_surface=False):
     path = np.array(path, dtype=float)
     movable = np.ones(len(path), dtype=bool)
     movable[keep] = False
@@ -51,7 +51,7 @@ def _reference_smooth(path, spec, keep, passes=200, floors=None, planar=False):
         avg = path.copy()
         avg[1:-1] = 0.25 * path[:-2] + 0.5 * path[1:-1] + 0.25 * path[2:]
         path[movable] = avg[movable]
-        path = _reference_push(path, spec, np.flatnonzero(~movable), sweeps=1, floors=floors, planar=planar)
+        path = _reference_push(path, spec, np.flatnonzero(~movable), sweeps=1, floors=floors, on_surface=on_surface)
     return path
 
 
@@ -69,8 +69,8 @@ def _spec(rng):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("with_floors", [False, True])
-@pytest.mark.parametrize("planar", [False, True])
-def test_smoothing_and_pushing_match_the_definition(seed, with_floors, planar):
+@pytest.mark.parametrize("on_surface", [False, True])
+def test_smoothing_and_pushing_match_the_definition(seed, with_floors, on_surface):
     rng = np.random.default_rng(seed)
     spec = _spec(rng)
     n = 121
@@ -79,11 +79,11 @@ def test_smoothing_and_pushing_match_the_definition(seed, with_floors, planar):
     keep = np.array([0, 40, n - 1])
     floors = [np.broadcast_to(ob.margin, (n,)) * rng.uniform(0.2, 1.0, n) for ob in spec.obstacles] \
         if with_floors else None
-    np.testing.assert_array_equal(push_out(path, spec, keep, floors=floors, planar=planar),
-                                  _reference_push(path, spec, keep, floors=floors, planar=planar))
-    smoothed = smooth_path(path, spec, keep, passes=60, floors=floors, planar=planar)
+    np.testing.assert_array_equal(push_out(path, spec, keep, floors=floors, on_surface=on_surface),
+                                  _reference_push(path, spec, keep, floors=floors, on_surface=on_surface))
+    smoothed = smooth_path(path, spec, keep, passes=60, floors=floors, on_surface=on_surface)
     np.testing.assert_array_equal(smoothed,
-                                  _reference_smooth(path, spec, keep, passes=60, floors=floors, planar=planar))
+                                  _reference_smooth(path, spec, keep, passes=60, floors=floors, on_surface=on_surface))
     assert not np.array_equal(smoothed, path)   # something was pushed and smoothed
 
 
@@ -93,21 +93,21 @@ LOW_BUOY = Obstacle("box", center=np.array([6.0, 0.5, 0.0]), half_extents=np.arr
 
 def test_a_boat_goes_round_a_low_buoy_not_over_it():
     """On the straight line through a buoy whose top is nearer than its sides, ∇d points up: the plain push
-    lifts the path out of the water; the planar push keeps its height and clears the buoy sideways."""
+    lifts the path out of the water; the push on the water keeps its height and clears the buoy sideways."""
     spec = Spec(spheres=np.array([[0.0, 0.0, 0.0, 1.1]]), obstacles=[LOW_BUOY])
     n = 81
     path = np.column_stack([np.linspace(0.0, 12.0, n), np.linspace(0.0, 1.0, n), np.full(n, FLOAT_Z)])
     keep = np.array([0, n - 1])
     lifted = smooth_path(push_out(path, spec, keep), spec, keep)
     assert np.max(lifted[:, 2]) > FLOAT_Z + 0.5
-    kept = smooth_path(push_out(path, spec, keep, planar=True), spec, keep, planar=True)
+    kept = smooth_path(push_out(path, spec, keep, on_surface=True), spec, keep, on_surface=True)
     np.testing.assert_array_equal(kept[:, 2], path[:, 2])
     d, _ = LOW_BUOY.distance(kept)
     assert np.min(d) >= LOW_BUOY.margin + 1.1 + 0.05 - 1e-9
 
 
 def test_boat_past_a_buoy_on_its_straight_line_converges():
-    """The boat's straight way runs through a low buoy: from the planar guess the scipy interior point
+    """The boat's straight way runs through a low buoy: from the guess that goes round it the scipy interior point
     converges round it (from a guess lifted over the buoy it ran out of 500 iterations, the boat in the air)."""
     scenario = {
         "vehicle": {"type": "boat",
