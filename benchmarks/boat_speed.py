@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -91,8 +92,7 @@ def solve_figures(steps: int, max_iter: int | None) -> dict:
 
 
 def worker(args: argparse.Namespace) -> None:
-    """Measure this process's ``core`` (the tree put first on sys.path) and print the figures as JSON."""
-    sys.path.insert(0, args.tree)
+    """Measure this process's ``core`` (that of the tree on PYTHONPATH) and print the figures as JSON."""
     figures = {"steps": {}}
     for steps in args.steps:
         figures["steps"][steps] = {**call_figures(steps, args.repeats),
@@ -103,9 +103,11 @@ def worker(args: argparse.Namespace) -> None:
 
 
 def measure(tree: str, args: argparse.Namespace) -> dict:
-    cmd = [sys.executable, __file__, "--worker", "--tree", tree, "--steps", *map(str, args.steps),
+    cmd = [sys.executable, __file__, "--worker", "--steps", *map(str, args.steps),
            "--iterations", str(args.iterations), "--solve-steps", str(args.solve_steps), "--repeats", str(args.repeats)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=tree).stdout
+    # PYTHONPATH comes before the venv's own (editable) core on sys.path.
+    env = {**os.environ, "PYTHONPATH": tree}
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=tree, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -150,7 +152,6 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--baseline", help="git revision to compare against, in the same run")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--tree", default=str(ROOT), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args)

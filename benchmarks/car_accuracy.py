@@ -48,11 +48,10 @@ from pathlib import Path
 import numpy as np
 from scipy.integrate import solve_ivp
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from core.vehicles import car as C
+from machine import measured_on
 
-from core.vehicles import car as C  # noqa: E402
-from benchmarks.machine import measured_on  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 T_END = 60.0
 GRID = 0.25                       # control (keyframe) interval [s]
@@ -349,7 +348,7 @@ def main(argv=None) -> int:
 
     results = {m: {} for m in RUNNERS}
     tables = {(m, n): tabulate(m, F, W, q) for m in RUNNERS for n, q in zip(step_counts, subs)}
-    for rep in range(repeats):
+    for _ in range(repeats):
         for n in step_counts:
             h = T_END / n
             for m, fn in RUNNERS.items():
@@ -365,7 +364,7 @@ def main(argv=None) -> int:
     # one car at a time on plain floats (VI and RK2), fewer repeats: the per-run cost of a single car
     fl = {m: {} for m in FLOAT_RUNNERS}
     ftables = {(m, n): tabulate_float(m, F, W, q) for m in FLOAT_RUNNERS for n, q in zip(step_counts, subs)}
-    for rep in range(min(repeats, 3)):
+    for _ in range(min(repeats, 3)):
         for n in step_counts:
             h = T_END / n
             for m, fn in FLOAT_RUNNERS.items():
@@ -521,7 +520,8 @@ def write_markdown(path, rows, orders, ratios, geo, step_ratio, runs_n, repeats,
         "",
         "![car benchmark](car.png)",
         "",
-        "| method | steps | h [s] | mean pose error | max pose error | mean position error [m] | mean heading error [rad] | blow-ups | time [s] | µs/step |",
+        "| method | steps | h [s] | mean pose error | max pose error | mean position error [m] "
+        "| mean heading error [rad] | blow-ups | time [s] | µs/step |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for q in rows:

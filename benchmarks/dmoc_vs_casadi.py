@@ -32,16 +32,15 @@ import time
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from core.dmoc.constraints import assemble
+from core.dmoc.initial_guess import initial_guess
+from core.dmoc.obstacles import Obstacle
+from core.dmoc.scenario import read
+from core.dmoc.solve import SolverOptions, ipopt_available, scaling, solve
+from core.integrators.common import GRAVITY
+from core.scenario import loads
 
-from core.dmoc.constraints import assemble  # noqa: E402
-from core.dmoc.initial_guess import initial_guess  # noqa: E402
-from core.dmoc.obstacles import Obstacle  # noqa: E402
-from core.dmoc.scenario import read  # noqa: E402
-from core.dmoc.solve import SolverOptions, ipopt_available, scaling, solve  # noqa: E402
-from core.integrators.common import GRAVITY  # noqa: E402
-from core.scenario import loads  # noqa: E402
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 IPOPT_OPTIONS = {"tol": 1e-8, "constr_viol_tol": 1e-9, "mu_strategy": "adaptive", "bound_relax_factor": 0.0,
                  "hessian_approximation": "exact", "max_iter": 3000, "print_level": 0, "sb": "yes"}

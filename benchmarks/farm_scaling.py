@@ -31,12 +31,10 @@ import tempfile
 import time
 
 import bpy  # noqa: F401  (the shots are built here, with this Python's bpy)
+from build_car_tunnel_scene import addon_registered
+from small_shots import build_car, build_helicopter  # the shots of tests/blender/test_farm.py
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "samples"))
-sys.path.insert(0, str(ROOT / "tests" / "blender"))
-from build_car_tunnel_scene import addon_registered  # noqa: E402
-from test_farm import build_car, build_helicopter  # noqa: E402  (the test's shots, built the same way)
 
 
 def openjd() -> str:

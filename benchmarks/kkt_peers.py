@@ -73,20 +73,18 @@ import time
 
 import numpy as np
 
-HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
-
-from dmoc_vs_casadi import (IPOPT_OPTIONS, build_casadi_ipopt, ca_car_speed, ca_car_step,  # noqa: E402
+from dmoc_vs_casadi import (IPOPT_OPTIONS, build_casadi_ipopt, ca_car_speed, ca_car_step,
                             ca_distance, ca_point, check_at_guess, ipopt_builds, row_max_abs,
                             solve_casadi_ipopt)
 
-from core.dmoc.constraints import assemble, waypoint_node  # noqa: E402
-from core.dmoc.initial_guess import initial_guess  # noqa: E402
-from core.dmoc.scenario import read  # noqa: E402
-from core.dmoc.solve import SolverOptions, ipopt_available, scaling, solve  # noqa: E402
-from core.scenario import loads  # noqa: E402
+from core.dmoc.constraints import assemble, waypoint_node
+from core.dmoc.initial_guess import initial_guess
+from core.dmoc.scenario import read
+from core.dmoc.solve import SolverOptions, ipopt_available, scaling, solve
+from core.scenario import loads
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
 
 CASES = {"car": ("car_tunnel.toml", "car tunnel"), "car3": ("car_tunnel.toml", "three-obstacle car"),
          "heli": ("helicopter_canyon.toml", "helicopter canyon")}

@@ -19,7 +19,6 @@ way out (``addon_registered``). Run under ``timeout``.
 from __future__ import annotations
 
 import argparse
-import pathlib
 import platform
 import statistics
 import sys
@@ -27,9 +26,7 @@ import time
 
 import bpy
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "samples"))
-import build_car_tunnel_scene as sample  # noqa: E402
+import build_car_tunnel_scene as sample
 
 MOVE_M = 0.5
 

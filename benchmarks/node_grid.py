@@ -240,9 +240,9 @@ def refine_and_solve(problem, outcome) -> str:
 
 
 def scenes(only: list[str] | None, fps: int) -> None:
-    import bpy  # noqa: F401  (the samples need it first)
-    sys.path.insert(0, str(ROOT / "samples"))
     import importlib
+
+    import bpy
 
     from build_car_tunnel_scene import addon_registered
     rows = []
@@ -270,8 +270,8 @@ def scenes(only: list[str] | None, fps: int) -> None:
                 print(f"{kind} {spacing}: {row[spacing]}", flush=True)
             rows.append(row)
     print()
-    print(f"| sample | grid | nodes (step) | solve (s) | departure (m / °) | keys miss (m, tolerance) | "
-          f"cut into a margin (cm, allowed) |")
+    print("| sample | grid | nodes (step) | solve (s) | departure (m / °) | keys miss (m, tolerance) | "
+          "cut into a margin (cm, allowed) |")
     print("|---|---|---|---|---|---|---|")
     for row in rows:
         for spacing in ("AUTOMATIC", "PER_FRAME"):
@@ -298,7 +298,6 @@ def main() -> int:
     args = parser.parse_args()
     only = args.only.split(",") if args.only else None
     if args.sweep:
-        sys.path.insert(0, str(ROOT))
         sweep(only, float(args.fps))
     else:
         scenes(only, args.fps)

@@ -45,12 +45,10 @@ import bpy
 import bmesh  # after bpy: bpy makes it importable
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "samples"))
-from build_car_tunnel_scene import _box as box, _cylinder as cylinder  # noqa: E402
-from build_car_tunnel_scene import _mesh_object, addon_registered  # noqa: E402
-from build_roof_landing_scene import PAD, box_obstacle, helicopter  # noqa: E402
-from scene_kit import key_at_rest_pose, world_vertices  # noqa: E402
+from build_car_tunnel_scene import _box as box, _cylinder as cylinder
+from build_car_tunnel_scene import _mesh_object, addon_registered
+from build_roof_landing_scene import PAD, box_obstacle, helicopter
+from scene_kit import key_at_rest_pose, world_vertices
 
 LIMIT_SLIP_DEG = 0.5
 LIMIT_SPIN_PCT = 1.0

@@ -30,17 +30,12 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import sys
 import time
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
 from core.integrators import integrate  # noqa: E402
 from core.integrators.common import HolonomicSystem, RigidState  # noqa: E402
@@ -49,8 +44,9 @@ from core.integrators.families import ORDERS  # noqa: E402
 from core.integrators.magnus import magnus_vector, quaternion_exp  # noqa: E402
 from core.lie import quaternion, so3  # noqa: E402
 from core.vehicles.chain import Chain, ChainState, Joint  # noqa: E402
-from benchmarks.machine import measured_on  # noqa: E402
+from machine import measured_on  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT_DIR = os.path.join(ROOT, "docs", "benchmarks")
 LIE = ("cg2", "cg3", "cg4", "cf2", "cf3", "cf4", "mk2", "mk3", "mk4")
 EXTRA = ("rk4", "magnus")
@@ -270,7 +266,8 @@ def write(run: dict, path_md: str | None, path_csv: str | None) -> str:
              "`samples/chain_three_spheres.toml` is this system. Forward dynamics: articulated-body algorithm",
              "(core/vehicles/chain.py). Drifts: |E(1) − E(0)|, ‖P(1) − P(0)‖, ‖L(1) − L(0)‖ with (L, P) the",
              "spatial momentum of the whole system about the world origin. T(0) = I, q(0) = 0, V(0) = 0,",
-             f"q̇(0) = (0.4, 0.4) rad/s, t = 1 s; E(0) = {E0:.2f} J, P(0) = ({', '.join(f'{v:.3g}'.replace('-', '−') for v in np.round(P0, 9) + 0.0)}) kg m/s.",
+             f"q̇(0) = (0.4, 0.4) rad/s, t = 1 s; E(0) = {E0:.2f} J, "
+             f"P(0) = ({', '.join(f'{v:.3g}'.replace('-', '−') for v in np.round(P0, 9) + 0.0)}) kg m/s.",
              ""]
     rows_csv = []
     for key in ("energy", "linear", "angular"):
@@ -334,7 +331,7 @@ def write(run: dict, path_md: str | None, path_csv: str | None) -> str:
         lines.append(f"| {m} | {stated} | {orders[m][0]:.2f} | {orders[m][1]:.2f} |")
     lines += ["", "`magnus` (the Magnus update of the rotation article below, on Heun velocities) is second order; "
               "with a constant angular acceleration",
-              "(isotropic body, constant torque) it is fourth order (tests/core/test_magnus.py).", ""]
+              "(isotropic body, constant torque) it is fourth order (tests/core/integrators/test_magnus.py).", ""]
     if run["longrun"]:
         lines += ["## Long run (P&C Figs. 7–8)", "",
                   "V(0) = (ω, v) = (0.3, 0.3, 0.3, 0.1, 0.1, 0.1) (P&C's (0.1, 0.1, 0.1, 0.3, 0.3, 0.3) in their",

@@ -22,19 +22,15 @@ bpy 4.5 hangs at interpreter exit while an operator class is registered: the add
 from __future__ import annotations
 
 import argparse
-import pathlib
 import statistics
 import sys
 
 import bpy
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "samples"))
-import ordinary_shots as shots  # noqa: E402
-import build_car_tunnel_scene as car_tunnel  # noqa: E402
-from build_car_tunnel_scene import _cylinder as cylinder  # noqa: E402
-from build_roof_landing_scene import box_obstacle, helicopter, mesh_obstacle  # noqa: E402
+import ordinary_shots as shots
+import build_car_tunnel_scene as car_tunnel
+from build_car_tunnel_scene import _cylinder as cylinder
+from build_roof_landing_scene import box_obstacle, helicopter, mesh_obstacle
 
 LIMITS_S = {"boat": 20.0, "boat-beside": 20.0, "heli": 5.0, "car": 1.0}
 

@@ -1,8 +1,9 @@
 """Figs. 3–4 of Kobilarov, Crane & Desbrun (2009): a free rigid body, 20 random runs of 4 minutes.
 
 For the integrators of the paper's comparison (the variational integrators and the baselines of
-§3.3, plus vi-cay4; ``--all``: every method of ``core.integrators.METHODS``) and every step count, the final pose after 240 s is compared with a DOP853
-reference (rtol = atol = 1e-12, one call over [0, 240 s] per batch of runs):
+§3.3, plus vi-cay4; ``--all``: every method of ``core.integrators.METHODS``) and every step count,
+the final pose after 240 s is compared with a DOP853 reference (rtol = atol = 1e-12, one call over
+[0, 240 s] per batch of runs):
 
 - mean final position error |x − x_ref| and orientation error |log(R_refᵀ R)| over the runs that
   did not blow up, with the number of blow-ups (stats ``blew_up``: NaN/inf or |ξ| > 1e8) and of
@@ -43,16 +44,12 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
-
 from core.integrators.common import HolonomicSystem, RigidState  # noqa: E402
 from core.integrators.euler_poincare import reference  # noqa: E402
 from core.lie import quaternion, so3  # noqa: E402
 
 from core.integrators import METHODS, integrate  # noqa: E402
-from benchmarks.machine import measured_on  # noqa: E402
+from machine import measured_on  # noqa: E402
 
 # The paper's comparison (its VI in our pairings, RK2, RK2i, RK4, Newmark) plus Lie–Euler and
 # vi-cay4: the default set. ``--all`` adds every other method of core.integrators.METHODS.
@@ -63,6 +60,7 @@ FULL_STEPS = (240, 480, 1200, 2400, 4800, 12000, 24000, 48000)
 QUICK_STEPS = (240, 480, 1200, 2400)
 DIVERGED_M = 1e3
 TARGETS_M = (1.0, 1e-2, 1e-4)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT_DIR = os.path.join(ROOT, "docs", "benchmarks")
 
 

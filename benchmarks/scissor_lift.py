@@ -26,17 +26,14 @@ from __future__ import annotations
 
 import argparse
 import functools
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.tree import examples as ex  # noqa: E402
-from core.tree import rk4, variational  # noqa: E402
+from core.tree import examples as ex
+from core.tree import rk4, variational
 
 H = 0.01
 

@@ -25,16 +25,13 @@ only. Scissor lift: benchmarks/scissor_lift.py.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from core.tree import examples as ex  # noqa: E402
-from core.tree import rk4, variational  # noqa: E402
+from core.tree import examples as ex
+from core.tree import rk4, variational
 
 H = 0.01
 

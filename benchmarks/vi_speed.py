@@ -14,17 +14,13 @@ step; "vi-cay∘3" is the earlier vi-cay4 (triple jump of vi-cay through the gen
 from __future__ import annotations
 
 import argparse
-import pathlib
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-
-from core.integrators.common import HolonomicSystem, RigidState  # noqa: E402
-from core.integrators.variational import TRIPLE_JUMP, integrate, integrate_cay4  # noqa: E402
-from core.lie import so3  # noqa: E402
+from core.integrators.common import HolonomicSystem, RigidState
+from core.integrators.variational import TRIPLE_JUMP, integrate, integrate_cay4
+from core.lie import so3
 
 # "vi-cay∘3" is the triple jump of the vi-cay step through variational.integrate's generic
 # ``substeps`` machinery: what vi-cay4 was before it composed vi-cay-ln with its own kernels.

@@ -4,6 +4,6 @@ import os
 # integrators and the optimiser make by an order of magnitude on a shared machine.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from .cli import main  # noqa: E402
+from .cli import main
 
 main()

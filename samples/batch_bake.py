@@ -25,8 +25,9 @@ import sys
 
 import bpy
 
+# `blender -b --python` does not put the script's folder on sys.path (python does): the sibling samples.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_car_tunnel_scene import addon_registered, package_name  # noqa: E402
+from build_car_tunnel_scene import addon_registered, package_name
 
 
 def bake_all(scene) -> tuple[list[str], list[str]]:

@@ -29,9 +29,10 @@ import math
 import pathlib
 import sys
 
+# `blender -b --python` does not put the script's folder on sys.path (python does): the sibling samples.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_car_tunnel_scene import PACKAGE, _box, _camera, _empty, _mesh_object  # noqa: E402
-import scene_kit  # noqa: E402
+from build_car_tunnel_scene import PACKAGE, _box, _camera, _empty, _mesh_object
+import scene_kit
 
 DURATION = 10.0
 BEARING = (0.6, 0.0, 0.5)          # slewing bearing on the deck, from the centre of mass

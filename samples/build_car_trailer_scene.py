@@ -27,9 +27,10 @@ import math
 import pathlib
 import sys
 
+# `blender -b --python` does not put the script's folder on sys.path (python does): the sibling samples.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_car_tunnel_scene import _box, _boxes, _camera, _empty, _mesh_object  # noqa: E402
-import scene_kit  # noqa: E402
+from build_car_tunnel_scene import _box, _boxes, _camera, _empty, _mesh_object
+import scene_kit
 
 DURATION = 9.0
 SPEED = 6.0                        # m/s

@@ -28,9 +28,10 @@ import math
 import pathlib
 import sys
 
+# `blender -b --python` does not put the script's folder on sys.path (python does): the sibling samples.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_car_tunnel_scene import _box, _camera, _empty, _mesh_object  # noqa: E402
-import scene_kit  # noqa: E402
+from build_car_tunnel_scene import _box, _camera, _empty, _mesh_object
+import scene_kit
 
 DURATION = 12.0
 HOVER = (0.0, 0.0, 25.0)
@@ -96,7 +97,8 @@ def build(fps: int = 24, *, steps_per_frame: int = 2) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    return scene_kit.main(build, argv, "Build the helicopter sling sample scene", 24, simulate_help="also simulate and bake the cable and load",
+    return scene_kit.main(build, argv, "Build the helicopter sling sample scene", 24,
+                          simulate_help="also simulate and bake the cable and load",
                           summary=lambda n: f"{n['vehicle']} with {', '.join(n['links'])} and {n['load']}")
 
 

@@ -4,6 +4,7 @@ hovering at rest at frame 1 and (``land_key``) standing at rest on a 10 m box bu
 last frame; 8 fps, one step a frame.
 
     python samples/build_roof_landing_scene.py out.blend [--fps N]
+    blender -b --python samples/build_roof_landing_scene.py -- out.blend
 
 ``helicopter`` and ``box_obstacle`` are also the builders of the contact tests and of
 ``benchmarks/ordinary_shots.py``.
@@ -16,9 +17,10 @@ import sys
 import bpy
 import numpy as np
 
+# `blender -b --python` does not put the script's folder on sys.path (python does): the sibling samples.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import scene_kit  # noqa: E402
-from build_car_tunnel_scene import _box, _boxes, _disc, _mesh_object  # noqa: E402
+import scene_kit
+from build_car_tunnel_scene import _box, _boxes, _disc, _mesh_object
 
 ROOF = 10.0                      # m, the building's height
 PAD = (16.0, 0.0, ROOF)          # where the skids rest on the roof

@@ -24,10 +24,11 @@ import sys
 
 import bpy
 
+# `blender -b --python` does not put the script's folder on sys.path (python does): the sibling samples.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import scene_kit  # noqa: E402
-from build_car_tunnel_scene import _box, _boxes, _capsule, _mesh_object  # noqa: E402
-from scene_kit import key_at_rest_pose, new_scene, solve_settings  # noqa: E402
+import scene_kit
+from build_car_tunnel_scene import _box, _boxes, _capsule, _mesh_object
+from scene_kit import key_at_rest_pose, new_scene, solve_settings
 
 DURATION = 5.0
 GOAL = (2.0, 0.0)

@@ -24,9 +24,8 @@ import sys
 import bpy
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import build_car_tunnel_scene as sample  # noqa: E402
-from scene_kit import world_vertices  # noqa: E402
+import build_car_tunnel_scene as sample
+from scene_kit import world_vertices
 
 
 def _outline(points_xy: np.ndarray) -> np.ndarray:
@@ -94,7 +93,7 @@ def draw(scene, car, baked: dict, path: pathlib.Path, report: str) -> None:
         if not roof:
             ax.annotate(ob.name, c, ha="center", va="center", fontsize=7, color="0.1")
     x, y = baked["position"][:, 0], baked["position"][:, 1]
-    for f, outline in baked["outlines"].items():
+    for outline in baked["outlines"].values():
         ax.add_patch(Polygon(_outline(outline), closed=True, facecolor="tab:orange", alpha=0.25,
                              edgecolor="tab:orange", lw=0.6))
     ax.plot(x, y, "-", color="tab:blue", lw=1.6, label="baked path (matrix_world, every frame)")

@@ -11,8 +11,7 @@ from typing import Callable
 import bpy
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from build_car_tunnel_scene import addon_registered  # noqa: E402
+from build_car_tunnel_scene import addon_registered
 
 
 def world_vertices(objects) -> np.ndarray:

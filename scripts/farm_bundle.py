@@ -16,8 +16,10 @@ from __future__ import annotations
 import pathlib
 import sys
 
+# Run by any Python 3.11 (a pipeline's own, without this project's venv; core.farm needs only the
+# standard library): the repository root, for core.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
-from core.farm.cli import run_bundle  # noqa: E402
+from core.farm.cli import run_bundle
 
 if __name__ == "__main__":
     sys.exit(run_bundle(sys.argv[1:]))

@@ -2,8 +2,9 @@
 # Runs tests/blender once with every bpy virtual environment present:
 #   .venv        bpy 4.5 LTS (requirements.txt, made by scripts/ensure_env.sh)
 #   .venv-bpy50  bpy 5.0     (requirements-bpy50.txt)
-#   .venv-bpy*   any other   (e.g. .venv-bpy42)
-# --setup first creates or refreshes .venv-bpy50 from requirements-bpy50.txt (idempotent).
+#   .venv-bpy*   any other   (e.g. .venv-bpy42; with scripts/install_editable.sh run for it)
+# --setup first creates or refreshes .venv-bpy50 from requirements-bpy50.txt and installs this checkout
+# into it, editable (idempotent).
 # Extra arguments go to pytest. Each run is bounded by a timeout: bpy 4.5 hangs at exit
 # if an operator class is left registered, and a hang must fail, not stall CI.
 set -uo pipefail
@@ -21,6 +22,7 @@ if [ "${1:-}" = "--setup" ]; then
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements-bpy50.txt || exit 1
     echo "$want" > "$venv/.requirements.sha256"
   fi
+  bash scripts/install_editable.sh "$venv" || exit 1
 fi
 
 status=0

@@ -33,7 +33,7 @@ Besides the generic contract each case carries ``expect``, the exit codes that a
 mutation (e.g. a NaN must be refused, a goal inside an obstacle must not be reported converged),
 and ``must_name``, words one of which the one-line error has to contain. RuntimeWarnings count as
 stderr lines (``python -m core`` prints them); on exit 0/3 one from core is reported as "warning"
-(the test suite's pytest.ini makes them errors).
+(the test suite's pytest settings, pyproject.toml, make them errors).
 """
 from __future__ import annotations
 
@@ -61,8 +61,6 @@ from typing import Any, Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
-if str(ROOT) not in sys.path:  # pragma: no cover - run as a script
-    sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -523,7 +521,6 @@ def _m_bad_reference(rng: random.Random, data: dict[str, Any], command: str) -> 
     frames, joints = data.get("frames"), data.get("joints")
     options = []
     if isinstance(frames, list) and frames:
-        names = [f.get("name") for f in frames]
         options += ["self parent", "cycle", "unknown parent", "duplicate name", "unknown constraint frame",
                     "shared variable", "world as name"]
     if isinstance(joints, list) and joints:

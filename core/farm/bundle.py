@@ -7,8 +7,9 @@ The bundle (the AWS Deadline Cloud layout: ``template.yaml``, ``parameter_values
 * job parameters ``Blender`` (executable; may be empty), ``Python`` (a Python with the ``bpy``
   module, used when ``Blender`` is empty), ``VehicleMotion`` (the package folder on the workers),
   ``OutputDir`` (its default in the template is ``output`` inside the bundle: the specification
-  refuses absolute or outside defaults; ``parameter_values.yaml`` holds the chosen folder), the solver limits ``MaxIterations`` and ``TimeLimit`` (0: each scene's own),
-  ``SolverBackend`` and ``TaskTimeout``;
+  refuses absolute or outside defaults; ``parameter_values.yaml`` holds the chosen folder), the
+  solver limits ``MaxIterations`` and ``TimeLimit`` (0: each scene's own), ``SolverBackend`` and
+  ``TaskTimeout``;
 * a step ``Bake`` (``Bake 2``, … past 1,024 tasks, the longest task-parameter list the
   specification allows) with one task per shot, or per shot and vehicle: the tasks are independent,
   and each runs :data:`.task_scripts.BAKE`, which records its outcome and exits 0 (why: that script);

@@ -56,6 +56,8 @@ echo "Vehicle Motion: $name: batch exit status $status (0 baked, 3 not converged
 exit 0
 """
 
+# ``run`` puts the package folder first on sys.path: the farm's Python (Blender's own, or the Python
+# parameter) knows nothing of this checkout.
 SUMMARY = r"""#!/usr/bin/env bash
 # Vehicle Motion farm job, last step: gather every task's report into OutputDir/summary.json and
 # OutputDir/summary.txt (core.farm, plain Python: Blender's own Python runs it when Blender is given).

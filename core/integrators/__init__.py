@@ -72,4 +72,4 @@ def integrate(system: HolonomicSystem, initial: RigidState, dt: float, steps: in
     return traj
 
 
-__all__ = ["METHODS", "integrate", "HolonomicSystem", "RigidState", "WrenchSpec", "BASELINES", "FAMILIES"]
+__all__ = ["METHODS", "VEHICLE_DEFAULT_METHOD", "integrate", "HolonomicSystem", "RigidState", "WrenchSpec", "BASELINES", "FAMILIES"]

@@ -157,7 +157,7 @@ def _rk2i_step(y: Array, fw, h: float, inertia: Array):
 
 
 def _se3_increment(theta: Array) -> tuple[Array, Array]:
-    """exp(θ) = (exp(θ_ω), B_exp(θ_ω) θ_v) on SE(3) (Park & Chung eq. 10)."""
+    """exp(θ) = (exp(θ_ω), dexp_{θ_ω} θ_v) on SE(3) (Park & Chung eq. 10)."""
     return so3.exp(theta[..., :3]), rotate(so3.dexp(theta[..., :3]), theta[..., 3:])
 
 
@@ -424,7 +424,7 @@ def _series_s(t2, coeffs):
 
 
 def _se3_increment_s(th):
-    """Float version of :func:`_se3_increment`: E = exp(θ_ω) (row-major 9) and B_exp(θ_ω) θ_v."""
+    """Float version of :func:`_se3_increment`: E = exp(θ_ω) (row-major 9) and dexp_{θ_ω} θ_v."""
     w1, w2, w3, u1, u2, u3 = th
     t2 = w1 * w1 + w2 * w2 + w3 * w3
     if t2 < 0.0625:  # θ < 0.25: the Taylor series (through θ¹⁰) of core.lie._series

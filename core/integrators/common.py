@@ -23,7 +23,7 @@ GRAVITY = 9.81  # m/s², along −z
 # vi-exp) couple spin to linear momentum through O(h²) terms such as (h²/4) m v × (ω × v):
 # total momentum stays exact, but a fast vehicle's attitude error grows with speed squared
 # (helicopter preset at 30 m/s, h = 0.05, 10 s: 1.07 rad for vi-cay, 6e-5 rad for vi-cay-ln;
-# tests/core/test_holonomic.py measures it).
+# tests/core/integrators/test_holonomic.py measures it).
 VEHICLE_DEFAULT_METHOD = "vi-cay-ln"
 
 

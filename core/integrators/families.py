@@ -14,7 +14,7 @@ the signature of :data:`.baselines.BASELINES`:
 
 Every returned Trajectory has ``stats["exp_evaluations_per_step"]`` (counted during the run),
 ``dexp_inv_evaluations_per_step`` and ``rate_evaluations_per_step``. ``ORDERS`` gives the
-order of each method (fitted in tests/core/test_lie_rk.py and test_magnus.py).
+order of each method (fitted in tests/core/lie/test_lie_rk.py and tests/core/integrators/test_magnus.py).
 """
 from __future__ import annotations
 

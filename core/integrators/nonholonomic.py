@@ -11,7 +11,7 @@ a central-difference Jacobian, |Δz| ≤ 1e-13 (1 + |z|). Shape coordinates in `
 velocity-controlled (the car's steering): their u_k is an input and their row of the shape equation,
 which would only give the actuator force, is dropped.
 
-Checked in ``tests/core/test_nonholonomic.py``: the constraints hold to round-off at every step and g
+Checked in ``tests/core/integrators/test_nonholonomic.py``: the constraints hold to round-off at every step and g
 stays on the group; without constraints or forces, with a pairing that satisfies the discrete Noether
 identity (``SE2_EXP``, ``SE2_CAY``, ``SE3_EXP``, ``SE3_CAY``), the spatial momentum Ad*_{g_k⁻¹} ν_k and
 the momentum of every cyclic shape variable are conserved; order 2 for α = ½, 1 otherwise.
@@ -46,12 +46,12 @@ class GroupMaps:
     Ad: Callable[[Array], Array]
 
 
-SE2_EXP = GroupMaps("se2-exp", 3, se2.exp, se2.C_exp, se2.Ad)
-SE2_EXP_LN = GroupMaps("se2-exp-ln", 3, se2.exp, se2.C_ln, se2.Ad)       # trapezoidal C_LN (App. A)
-SE2_EXP_SERIES = GroupMaps("se2-exp-series", 3, se2.exp, se2.C_exp_series, se2.Ad)
-SE2_CAY = GroupMaps("se2-cay", 3, se2.cay, se2.C_cay, se2.Ad)
-SE3_EXP = GroupMaps("se3-exp", 6, se3.exp, se3.C_exp, se3.Ad)
-SE3_CAY = GroupMaps("se3-cay", 6, se3.cay, se3.C_cay, se3.Ad)            # pairing 2 of equations.md
+SE2_EXP = GroupMaps("se2-exp", 3, se2.exp, se2.dexp_inv, se2.Ad)
+SE2_EXP_LN = GroupMaps("se2-exp-ln", 3, se2.exp, se2.dexp_inv_linear, se2.Ad)   # trapezoidal (App. A)
+SE2_EXP_SERIES = GroupMaps("se2-exp-series", 3, se2.exp, se2.dexp_inv_series, se2.Ad)
+SE2_CAY = GroupMaps("se2-cay", 3, se2.cay, se2.dcay_inv, se2.Ad)
+SE3_EXP = GroupMaps("se3-exp", 6, se3.exp, se3.dexp_inv, se3.Ad)
+SE3_CAY = GroupMaps("se3-cay", 6, se3.cay, se3.dcay_inv, se3.Ad)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,7 +266,7 @@ def step(system: NonholonomicSystem, state: NonholonomicState, u_given: Array, f
     converged = True
     if m:
         converged = False
-        for iterations in range(1, NEWTON_MAX_ITER + 1):
+        for iterations in range(1, NEWTON_MAX_ITER + 1):  # noqa: B007  (the count is reported)
             F, J = _residual_and_jacobian(system, state, z, b, u_given, f, h, alpha)
             dz = np.linalg.solve(J, -F[..., None])[..., 0]
             z = z + dz

@@ -62,3 +62,9 @@ k5 = smooth(lambda t: ((t / 2) ** 2 / np.sin(t / 2) ** 2 + (t / 2) / np.tan(t / 
 inv_sinc = smooth(lambda t: t / np.sin(t),
                   [1, 1 / 6, 7 / 360, 31 / 15120, 127 / 604800, 73 / 3421440,
                    1414477 / 653837184000, 8191 / 37362124800, 16931177 / 762187345920000])
+
+
+def theta2(w: np.ndarray) -> np.ndarray:
+    """θ² = |w|² over the last axis (batched), the argument of every coefficient above."""
+    w = np.asarray(w, dtype=float)
+    return np.einsum("...i,...i->...", w, w)

@@ -1,13 +1,19 @@
-"""SE(2) with v = (v¹, v², v³) = (angular, linear x, linear y); poses (θ, x, y) or 3×3 matrices.
+"""SE(2): poses as 3×3 homogeneous matrices, the algebra as v = (v¹, v², v³) = (angular, x, y).
 
-Appendix B of the main paper, in the conventions of ``docs/equations.md``.
-Batched over leading axes.
+The group API of :mod:`core.lie` (its docstring states the right-trivialised convention of the
+tangent maps): Kobilarov, Crane & Desbrun 2009, Appendix B, in the conventions of
+``docs/equations.md``. ad_v has minimal polynomial λ(λ² + (v¹)²), so every tangent map is a
+quadratic in ad_v. SE(2) only: :func:`from_pose` / :func:`to_pose` convert poses (θ, x, y).
+Vectors (..., 3), matrices (..., 3, 3).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import _matrix as M
 from . import _series as S
+
+DIM = 3
 
 
 def hat(v: np.ndarray) -> np.ndarray:
@@ -22,6 +28,7 @@ def hat(v: np.ndarray) -> np.ndarray:
 
 
 def vee(X: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`hat` (the rotation entry from the skew part of the 2×2 block)."""
     X = np.asarray(X, dtype=float)
     return np.stack([0.5 * (X[..., 1, 0] - X[..., 0, 1]), X[..., 0, 2], X[..., 1, 2]], axis=-1)
 
@@ -37,8 +44,29 @@ def from_pose(p: np.ndarray) -> np.ndarray:
 
 
 def to_pose(g: np.ndarray) -> np.ndarray:
+    """3×3 homogeneous matrix → (θ, x, y), θ ∈ (−π, π]."""
     g = np.asarray(g, dtype=float)
     return np.stack([np.arctan2(g[..., 1, 0], g[..., 0, 0]), g[..., 0, 2], g[..., 1, 2]], axis=-1)
+
+
+def identity(batch: int | tuple[int, ...] = ()) -> np.ndarray:
+    """I₃, stacked over ``batch`` → (*batch, 3, 3)."""
+    return M.identity(3, batch)
+
+
+def inverse(g: np.ndarray) -> np.ndarray:
+    """g⁻¹ = [[Rᵀ, −Rᵀx], [0, 1]]."""
+    return M.rigid_inverse(g)
+
+
+def compose(g: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """g h (batch axes broadcast)."""
+    return M.compose(g, h)
+
+
+def act(g: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """g · p = R p + x for points (..., 2) (batch axes broadcast)."""
+    return M.rigid_act(g, points)
 
 
 def exp(v: np.ndarray) -> np.ndarray:
@@ -106,23 +134,25 @@ def Ad(g: np.ndarray) -> np.ndarray:
     return A
 
 
-def C_cay(v: np.ndarray) -> np.ndarray:
-    """Exact dcay⁻¹: I − ½[ad_v] + ¼ v¹ [v | 0 0] (Appendix B)."""
+def dexp(v: np.ndarray) -> np.ndarray:
+    """dexp_v = I + ((1 − cos v¹)/(v¹)²) ad_v + ((v¹ − sin v¹)/(v¹)³) ad_v².
+
+    The series Σ ad_vʲ/(j + 1)! collapsed on the minimal polynomial of ad_v: matching it at
+    λ = ±i v¹, (e^λ − 1)/λ = sin v¹/v¹ ± i(1 − cos v¹)/v¹, gives the two coefficients, the
+    same as those of the SO(3) dexp (Park & Chung eq. 18).
+    """
     v = np.asarray(v, dtype=float)
-    C = np.eye(3) - 0.5 * ad(v)
-    C[..., :, 0] += 0.25 * v[..., 0, None] * v
-    return C
+    A = ad(v)
+    t2 = v[..., 0] ** 2
+    return np.eye(3) + S.cosc(t2)[..., None, None] * A + S.k1(t2)[..., None, None] * (A @ A)
 
 
-def C_exp(v: np.ndarray) -> np.ndarray:
-    """Exact C_exp = dexp⁻¹_v on SE(2) in closed form: I − ½ ad_v + ((1 − γ)/(v¹)²) ad_v².
+def dexp_inv(v: np.ndarray) -> np.ndarray:
+    """dexp⁻¹_v = I − ½ ad_v + ((1 − γ)/(v¹)²) ad_v², γ = (v¹/2) cot(v¹/2).
 
-    γ = (v¹/2) cot(v¹/2). Derivation: ad_v has eigenvalues 0, ±i v¹ and minimal polynomial
-    λ(λ² + (v¹)²), so the series z/(e^z − 1) = Σ B_j z^j / j! of dexp⁻¹ (equations.md, "Group
-    difference maps") collapses to a quadratic in ad_v; matching it at λ = ±i v¹ gives the
-    coefficients −½ and (1 − γ)/(v¹)² (= 1/12 at v¹ = 0, evaluated by series there). Checked in
-    the tests against finite differences of se2.exp (C · dexp = I) and the discrete Noether
-    identity C(−v)ᵀ = Ad*_{exp(v)} C(v)ᵀ.
+    The Bernoulli series z/(e^z − 1) = Σ B_j z^j / j! of dexp⁻¹ (equations.md, "Group
+    difference maps") collapsed on the minimal polynomial λ(λ² + (v¹)²) of ad_v: matching it at
+    λ = ±i v¹ gives the coefficients −½ and (1 − γ)/(v¹)² (= 1/12 at v¹ = 0, by series there).
     """
     v = np.asarray(v, dtype=float)
     A = ad(v)
@@ -130,12 +160,29 @@ def C_exp(v: np.ndarray) -> np.ndarray:
     return np.eye(3) - 0.5 * A + k * (A @ A)
 
 
-def C_exp_series(v: np.ndarray) -> np.ndarray:
-    """Truncated dexp⁻¹: I − ½ ad_v + (1/12) ad_v²."""
-    A = ad(v)
-    return np.eye(3) - 0.5 * A + (A @ A) / 12.0
+def dcay(v: np.ndarray) -> np.ndarray:
+    """dcay_v = 4/(4 + (v¹)²)(I + ½ ad_v): δ ↦ (I − v̂/2)⁻¹ δ̂ (I + v̂/2)⁻¹ in coordinates.
+
+    The block-triangular inverse of :func:`dcay_inv`, which simplifies to this form.
+    """
+    v = np.asarray(v, dtype=float)
+    f = (4.0 / (4.0 + v[..., 0] ** 2))[..., None, None]
+    return f * (np.eye(3) + 0.5 * ad(v))
 
 
-def C_ln(v: np.ndarray) -> np.ndarray:
-    """C_LN = I − ½ ad_v."""
-    return np.eye(3) - 0.5 * ad(v)
+def dcay_inv(v: np.ndarray) -> np.ndarray:
+    """dcay⁻¹_v = I − ½ ad_v + ¼ v¹ [v | 0 0] (Appendix B)."""
+    v = np.asarray(v, dtype=float)
+    C = np.eye(3) - 0.5 * ad(v)
+    C[..., :, 0] += 0.25 * v[..., 0, None] * v
+    return C
+
+
+def dexp_inv_series(v: np.ndarray) -> np.ndarray:
+    """dexp⁻¹ truncated after the ad² term: I − ½ ad_v + (1/12) ad_v²."""
+    return M.dexp_inv_series(ad(v))
+
+
+def dexp_inv_linear(v: np.ndarray) -> np.ndarray:
+    """dexp⁻¹ truncated after the ad term: I − ½ ad_v."""
+    return M.dexp_inv_linear(ad(v))

@@ -1,16 +1,22 @@
-"""SE(3) with twists ξ = (ω, v), angular first: group elements are (..., 4, 4) matrices.
+"""SE(3): poses as 4×4 homogeneous matrices [[R, x], [0, 1]], twists ξ = (ω, v), angular first.
 
-Maps of ``docs/equations.md``: exp/log, the 4×4 matrix Cayley transform and
-the paper's Cayley variant (eq. 13), ad and Ad, and the C_τ = dτ⁻¹ maps that the
-variational integrator pairs with each τ. All right-trivialised and batched.
+The group API of :mod:`core.lie` (its docstring states the right-trivialised convention of the
+tangent maps), in the conventions of ``docs/equations.md``: exp/log and dexp/dexp⁻¹ in Park &
+Chung's closed forms, the 4×4 matrix Cayley transform with its exact tangents. SE(3) only:
+:func:`make`, :func:`rotation`, :func:`translation`; Kobilarov, Crane & Desbrun 2009's Cayley
+variant :func:`cay_paper` (eq. 13); and the translation blocks :func:`B_cay`, :func:`B_cay_paper`
+of the two Cayley maps, functions of ω ∈ R³ (the block of exp is ``so3.dexp``).
+Vectors (..., 6), matrices (..., 4, 4) and (..., 6, 6).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import _matrix as M
 from . import _series as S
 from . import so3
 
+DIM = 6
 _I3 = np.eye(3)
 
 
@@ -32,17 +38,33 @@ def make(R: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def rotation(g: np.ndarray) -> np.ndarray:
+    """R of g = [[R, x], [0, 1]] (a view)."""
     return np.asarray(g)[..., :3, :3]
 
 
 def translation(g: np.ndarray) -> np.ndarray:
+    """x of g = [[R, x], [0, 1]] (a view)."""
     return np.asarray(g)[..., :3, 3]
 
 
+def identity(batch: int | tuple[int, ...] = ()) -> np.ndarray:
+    """I₄, stacked over ``batch`` → (*batch, 4, 4)."""
+    return M.identity(4, batch)
+
+
 def inverse(g: np.ndarray) -> np.ndarray:
-    R, x = rotation(g), translation(g)
-    Rt = np.swapaxes(R, -1, -2)
-    return make(Rt, -np.einsum("...ij,...j->...i", Rt, x))
+    """g⁻¹ = [[Rᵀ, −Rᵀx], [0, 1]]."""
+    return M.rigid_inverse(g)
+
+
+def compose(g: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """g h (batch axes broadcast)."""
+    return M.compose(g, h)
+
+
+def act(g: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """g · p = R p + x for points (..., 3) (batch axes broadcast)."""
+    return M.rigid_act(g, points)
 
 
 def hat(xi: np.ndarray) -> np.ndarray:
@@ -55,6 +77,7 @@ def hat(xi: np.ndarray) -> np.ndarray:
 
 
 def vee(X: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`hat` (ω from the skew part of the rotation block)."""
     X = np.asarray(X, dtype=float)
     return np.concatenate([so3.vee(X[..., :3, :3]), X[..., :3, 3]], axis=-1)
 
@@ -64,7 +87,7 @@ def _apply(B: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def exp(xi: np.ndarray) -> np.ndarray:
-    """exp(ξ) = (exp(ω), B_exp(ω) v) (Park & Chung eq. 10)."""
+    """exp(ξ) = (exp(ω), dexp_ω v) (Park & Chung eq. 10; their B_exp(ω) is the SO(3) dexp_ω)."""
     w, v = _split(xi)
     return make(so3.exp(w), _apply(so3.dexp(w), v))
 
@@ -78,7 +101,7 @@ def log(g: np.ndarray) -> np.ndarray:
 def cay(xi: np.ndarray) -> np.ndarray:
     """Matrix Cayley transform (I − ξ̂/2)⁻¹(I + ξ̂/2) = (cay(ω), (I − ω̂/2)⁻¹ v)."""
     w, v = _split(xi)
-    return make(so3.cay(w), _apply(so3.B_cay(w), v))
+    return make(so3.cay(w), _apply(B_cay(w), v))
 
 
 def cay_inv(g: np.ndarray) -> np.ndarray:
@@ -91,7 +114,22 @@ def cay_inv(g: np.ndarray) -> np.ndarray:
 def cay_paper(xi: np.ndarray) -> np.ndarray:
     """The paper's SE(3) Cayley variant (eq. 13): (cay(ω), 2/(4 + θ²)(2I + ω̂) v)."""
     w, v = _split(xi)
-    return make(so3.cay(w), _apply(so3.B_cay_paper(w), v))
+    return make(so3.cay(w), _apply(B_cay_paper(w), v))
+
+
+def B_cay(w: np.ndarray) -> np.ndarray:
+    """Translation block of :func:`cay`: (I − ω̂/2)⁻¹ = (4I + 2ω̂ + ωωᵀ)/(4 + θ²), ω ∈ R³ → 3×3."""
+    t2 = S.theta2(w)
+    f = 1.0 / (4.0 + t2)
+    # (4I + 2ŵ + wwᵀ) = (4 + θ²) I + 2ŵ + ŵ²
+    return so3.hat_polynomial(w, 2 * f, f, 1.0)
+
+
+def B_cay_paper(w: np.ndarray) -> np.ndarray:
+    """Translation block of :func:`cay_paper`: 2/(4 + θ²)(2I + ω̂) (eq. 13 / Appendix A), ω ∈ R³ → 3×3."""
+    t2 = S.theta2(w)
+    f = 2.0 / (4.0 + t2)
+    return so3.hat_polynomial(w, f, 0.0, 2 * f)
 
 
 def ad(xi: np.ndarray) -> np.ndarray:
@@ -122,7 +160,7 @@ def dexp(xi: np.ndarray) -> np.ndarray:
     C = −(1 − β)/2 v̂ + (1 − α)/θ² [v, ω] + (α − β)/θ² (ωᵀv) ω̂ + (β/2 − 3(1 − α)/θ²)/θ² (ωᵀv) ω̂².
     """
     w, v = _split(xi)
-    t2 = so3.norm2(w)
+    t2 = S.theta2(w)
     W, V = so3.hat(w), so3.hat(v)
     wv = np.einsum("...i,...i->...", w, v)[..., None, None]
     beta = 2.0 * S.cosc(t2)[..., None, None]
@@ -139,13 +177,13 @@ def dexp(xi: np.ndarray) -> np.ndarray:
 
 
 def dexp_inv(xi: np.ndarray) -> np.ndarray:
-    """Closed-form dexp⁻¹_ξ (Park & Chung eqs. 23–24), reordered to (ω, v): the exact C_exp.
+    """Closed-form dexp⁻¹_ξ (Park & Chung eqs. 23–24), reordered to (ω, v).
 
     dexp⁻¹_ξ = [[dexp⁻¹_ω, 0], [D − v̂/2, dexp⁻¹_ω]],
     D = (1 − γ)/θ² [v, ω] + (1/β + γ − 2)/θ⁴ (ωᵀv) ω̂².
     """
     w, v = _split(xi)
-    t2 = so3.norm2(w)
+    t2 = S.theta2(w)
     W, V = so3.hat(w), so3.hat(v)
     wv = np.einsum("...i,...i->...", w, v)[..., None, None]
     lower = (-0.5 * V
@@ -159,8 +197,23 @@ def dexp_inv(xi: np.ndarray) -> np.ndarray:
     return out
 
 
-def C_cay(xi: np.ndarray) -> np.ndarray:
-    """Exact dcay⁻¹ of the matrix Cayley map: [[I − ω̂/2 + ωωᵀ/4, 0], [−½(I − ω̂/2)v̂, I − ω̂/2]]."""
+def dcay(xi: np.ndarray) -> np.ndarray:
+    """dcay_ξ = [[dcay_ω, 0], [½ v̂ dcay_ω, B_cay(ω)]]: δ ↦ (I − ξ̂/2)⁻¹ δ̂ (I + ξ̂/2)⁻¹ in coordinates.
+
+    The block-triangular inverse of :func:`dcay_inv` (its lower block −P⁻¹(−½ P v̂) dcay_ω with
+    P = I − ω̂/2).
+    """
+    w, v = _split(xi)
+    A = so3.dcay(w)
+    out = np.zeros(w.shape[:-1] + (6, 6))
+    out[..., :3, :3] = A
+    out[..., 3:, 3:] = B_cay(w)
+    out[..., 3:, :3] = 0.5 * so3.hat(v) @ A
+    return out
+
+
+def dcay_inv(xi: np.ndarray) -> np.ndarray:
+    """dcay⁻¹_ξ = [[I − ω̂/2 + ωωᵀ/4, 0], [−½(I − ω̂/2)v̂, I − ω̂/2]]."""
     w, v = _split(xi)
     P = _I3 - 0.5 * so3.hat(w)
     out = np.zeros(w.shape[:-1] + (6, 6))
@@ -170,17 +223,13 @@ def C_cay(xi: np.ndarray) -> np.ndarray:
     return out
 
 
-def C_exp(xi: np.ndarray) -> np.ndarray:
-    """Exact C_exp = dexp⁻¹_ξ in closed form (see :func:`dexp_inv`)."""
-    return dexp_inv(xi)
+def dexp_inv_series(xi: np.ndarray) -> np.ndarray:
+    """dexp⁻¹ truncated after the ad² term: I − ½ ad_ξ + (1/12) ad_ξ² (Park & Chung eq. 17, three
+    terms; Kobilarov, Crane & Desbrun 2009, eq. 14)."""
+    return M.dexp_inv_series(ad(xi))
 
 
-def C_exp_series(xi: np.ndarray) -> np.ndarray:
-    """Truncated dexp⁻¹ series I − ½ ad_ξ + (1/12) ad_ξ² (Park & Chung eq. 17, three terms)."""
-    A = ad(xi)
-    return np.eye(6) - 0.5 * A + (A @ A) / 12.0
-
-
-def C_ln(xi: np.ndarray) -> np.ndarray:
-    """Lie–Newmark / trapezoidal simplification C_LN = I − ½ ad_ξ (paper Appendix A)."""
-    return np.eye(6) - 0.5 * ad(xi)
+def dexp_inv_linear(xi: np.ndarray) -> np.ndarray:
+    """dexp⁻¹ truncated after the ad term: I − ½ ad_ξ, the trapezoidal (Lie–Newmark) map C_LN of
+    Kobilarov, Crane & Desbrun 2009, Appendix A."""
+    return M.dexp_inv_linear(ad(xi))

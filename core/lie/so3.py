@@ -1,15 +1,17 @@
-"""SO(3): hat/vee, exp/log, Cayley, and the B and dτ⁻¹ blocks used by the SE(3) maps.
+"""SO(3): rotations R as 3×3 matrices, the algebra as vectors ω ∈ R³ with ω̂ u = ω × u.
 
-Conventions of ``docs/equations.md``: ŵ is the cross-product matrix, the
-trivialised tangents are right-trivialised (dτ_ω δ = (Dτ(ω)·δ) τ(ω)⁻¹). Every
-function accepts leading batch axes: vectors (..., 3), matrices (..., 3, 3).
+The group API of :mod:`core.lie` (its docstring states the right-trivialised convention of the
+tangent maps), in the conventions of ``docs/equations.md``, "Group difference maps τ and their
+tangents". On SO(3) ad_ω = ω̂ and Ad_R = R. Vectors (..., 3), matrices (..., 3, 3).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import _matrix as M
 from . import _series as S
 
+DIM = 3
 _I3 = np.eye(3)
 
 
@@ -34,10 +36,14 @@ def vee(W: np.ndarray) -> np.ndarray:
                            W[..., 1, 0] - W[..., 0, 1]], axis=-1)
 
 
-def _poly(w: np.ndarray, a: np.ndarray, b: np.ndarray, c: float | np.ndarray = 1.0) -> np.ndarray:
-    """c I + a ŵ + b ŵ², using ŵ² = w wᵀ − θ² I (a, b, c broadcast over the batch)."""
+def hat_polynomial(w: np.ndarray, a: float | np.ndarray, b: float | np.ndarray,
+                   c: float | np.ndarray = 1.0) -> np.ndarray:
+    """c I + a ŵ + b ŵ², the form of every analytic function of ŵ (a, b, c broadcast over the batch).
+
+    Evaluated with ŵ² = w wᵀ − θ² I.
+    """
     w = np.asarray(w, dtype=float)
-    t2 = np.einsum("...i,...i->...", w, w)
+    t2 = S.theta2(w)
     a = np.asarray(a)[..., None, None]
     b = np.asarray(b)[..., None, None]
     c = np.asarray(c)[..., None, None]
@@ -45,15 +51,40 @@ def _poly(w: np.ndarray, a: np.ndarray, b: np.ndarray, c: float | np.ndarray = 1
     return (c - b * t2[..., None, None]) * _I3 + a * hat(w) + b * outer
 
 
-def norm2(w: np.ndarray) -> np.ndarray:
-    w = np.asarray(w, dtype=float)
-    return np.einsum("...i,...i->...", w, w)
+def identity(batch: int | tuple[int, ...] = ()) -> np.ndarray:
+    """I₃, stacked over ``batch`` → (*batch, 3, 3)."""
+    return M.identity(3, batch)
+
+
+def inverse(g: np.ndarray) -> np.ndarray:
+    """R⁻¹ = Rᵀ (a new array)."""
+    return np.swapaxes(np.asarray(g, dtype=float), -1, -2).copy()
+
+
+def compose(g: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """The product of rotations g h (batch axes broadcast)."""
+    return M.compose(g, h)
+
+
+def act(g: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """R p for a rotation R = g and points (..., 3) (batch axes broadcast)."""
+    return M.rotate(g, points)
+
+
+def ad(w: np.ndarray) -> np.ndarray:
+    """[ad_ω] = ω̂ (ad_ω η = ω × η)."""
+    return hat(w)
+
+
+def Ad(g: np.ndarray) -> np.ndarray:
+    """Ad_R = R for R = g (a new array)."""
+    return np.array(g, dtype=float)
 
 
 def exp(w: np.ndarray) -> np.ndarray:
     """Rodrigues: I + (sin θ/θ) ŵ + ((1 − cos θ)/θ²) ŵ² (Park & Chung eq. 11)."""
-    t2 = norm2(w)
-    return _poly(w, S.sinc(t2), S.cosc(t2))
+    t2 = S.theta2(w)
+    return hat_polynomial(w, S.sinc(t2), S.cosc(t2))
 
 
 def log(R: np.ndarray) -> np.ndarray:
@@ -78,10 +109,13 @@ def log(R: np.ndarray) -> np.ndarray:
 
 
 def cay(w: np.ndarray) -> np.ndarray:
-    """Cayley map I + 4/(4 + θ²)(ŵ + ŵ²/2) = (I − ŵ/2)⁻¹(I + ŵ/2) (paper eq. 12)."""
-    t2 = norm2(w)
+    """Cayley map I + 4/(4 + θ²)(ŵ + ŵ²/2) = (I − ŵ/2)⁻¹(I + ŵ/2).
+
+    Kobilarov, Crane & Desbrun 2009, eq. 12.
+    """
+    t2 = S.theta2(w)
     f = 4.0 / (4.0 + t2)
-    return _poly(w, f, f / 2)
+    return hat_polynomial(w, f, f / 2)
 
 
 def cay_inv(R: np.ndarray) -> np.ndarray:
@@ -93,45 +127,37 @@ def cay_inv(R: np.ndarray) -> np.ndarray:
 def dexp(w: np.ndarray) -> np.ndarray:
     """dexp_ω = I + ((1 − cos θ)/θ²) ŵ + ((θ − sin θ)/θ³) ŵ² (Park & Chung eq. 18).
 
-    Also the left Jacobian of SO(3) and the B_exp map of the SE(3) exponential.
+    Also the left Jacobian of SO(3) and the translation block of the SE(3) exponential (``se3.exp``).
     """
-    t2 = norm2(w)
-    return _poly(w, S.cosc(t2), S.k1(t2))
+    t2 = S.theta2(w)
+    return hat_polynomial(w, S.cosc(t2), S.k1(t2))
 
 
 def dexp_inv(w: np.ndarray) -> np.ndarray:
     """dexp⁻¹_ω = I − ŵ/2 + ((1 − γ)/θ²) ŵ², γ = (θ/2)cot(θ/2) (Park & Chung eq. 19)."""
-    t2 = norm2(w)
-    return _poly(w, -0.5, S.k4(t2))
-
-
-B_exp = dexp
-
-
-def B_cay(w: np.ndarray) -> np.ndarray:
-    """Translation block of the 4×4 matrix Cayley transform: (I − ŵ/2)⁻¹ = (4I + 2ŵ + wwᵀ)/(4 + θ²)."""
-    t2 = norm2(w)
-    f = 1.0 / (4.0 + t2)
-    # (4I + 2ŵ + wwᵀ) = (4 + θ²) I + 2ŵ + ŵ²
-    return _poly(w, 2 * f, f, 1.0)
-
-
-def B_cay_paper(w: np.ndarray) -> np.ndarray:
-    """The paper's B_cay(ω) = 2/(4 + θ²)(2I + ŵ) (eq. 13 / Appendix A)."""
-    t2 = norm2(w)
-    f = 2.0 / (4.0 + t2)
-    return _poly(w, f, 0.0, 2 * f)
-
-
-def dcay_inv(w: np.ndarray) -> np.ndarray:
-    """Right-trivialised dcay⁻¹_ω = I − ŵ/2 + wwᵀ/4 (rotation block of C_cay)."""
-    t2 = norm2(w)
-    # wwᵀ/4 = (ŵ² + θ² I)/4
-    return _poly(w, -0.5, 0.25, 1.0 + t2 / 4)
+    t2 = S.theta2(w)
+    return hat_polynomial(w, -0.5, S.k4(t2))
 
 
 def dcay(w: np.ndarray) -> np.ndarray:
-    """Right-trivialised dcay_ω = 4/(4 + θ²)(I + ŵ/2), the inverse of :func:`dcay_inv`."""
-    t2 = norm2(w)
+    """dcay_ω = 4/(4 + θ²)(I + ŵ/2), the inverse of :func:`dcay_inv`."""
+    t2 = S.theta2(w)
     f = 4.0 / (4.0 + t2)
-    return _poly(w, f / 2, 0.0, f)
+    return hat_polynomial(w, f / 2, 0.0, f)
+
+
+def dcay_inv(w: np.ndarray) -> np.ndarray:
+    """dcay⁻¹_ω = I − ŵ/2 + wwᵀ/4 (also the rotation block of the SE(3) ``se3.dcay_inv``)."""
+    t2 = S.theta2(w)
+    # wwᵀ/4 = (ŵ² + θ² I)/4
+    return hat_polynomial(w, -0.5, 0.25, 1.0 + t2 / 4)
+
+
+def dexp_inv_series(w: np.ndarray) -> np.ndarray:
+    """dexp⁻¹ truncated after the ad² term: I − ŵ/2 + ŵ²/12."""
+    return M.dexp_inv_series(hat(w))
+
+
+def dexp_inv_linear(w: np.ndarray) -> np.ndarray:
+    """dexp⁻¹ truncated after the ad term: I − ŵ/2."""
+    return M.dexp_inv_linear(hat(w))

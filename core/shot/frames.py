@@ -108,7 +108,9 @@ class FrameMap:
             stats["wheels"] = {role: dict(w) for role, w in self.wheels.items()}
         if self.key_frames:
             stats["key_frames"] = [float(f) for f in self.key_frames]
-        scale_or_none = (lambda a: None if a is None else np.asarray(a, dtype=float) / self.scale)
+        def scale_or_none(a):
+            return None if a is None else np.asarray(a, dtype=float) / self.scale
+
         return Trajectory(
             time=np.array(t.time, dtype=float), position=self.to_world(t.position),
             orientation=np.array(t.orientation, dtype=float),

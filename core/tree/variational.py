@@ -252,7 +252,8 @@ def simulate(system: System, q0: np.ndarray, dq0: np.ndarray, dt: float, steps: 
     for a in range(0, N, 4096):
         b = min(N, a + 4096)
         DQ[a:b] = s.project_velocity(Q[a:b], DQ[a:b], Pm[a:b])
-    run = Run(time=times, q=Q, dq=DQ, method="variational" if len(gammas) == 1 else f"variational-{composition}", dt=float(dt), alpha=float(alpha), momentum=Pm,
+    run = Run(time=times, q=Q, dq=DQ, method="variational" if len(gammas) == 1 else f"variational-{composition}",
+              dt=float(dt), alpha=float(alpha), momentum=Pm,
               multipliers=lam_out[: N - 1], iterations=iters[: N - 1], residual=resid[:N], blew_up=blew,
               message=message, initial_correction=correction)
     run.wall_time_s = time.perf_counter() - wall0

@@ -34,7 +34,7 @@ Why ABA rather than the composite-rigid-body method: it is O(N) (CRB forms and f
 (6+N)² mass matrix, O(N²)–O(N³)), it never builds M(q) at all, and it handles a tree and a
 floating base without special cases; every step is a handful of batched 6×6 products, which
 is what a numpy loop over bodies pays for. The tests check it against an independent
-formulation (tests/core/test_chain.py): the Lagrangian M(q) assembled from body Jacobians,
+formulation (tests/core/vehicles/test_chain.py): the Lagrangian M(q) assembled from body Jacobians,
 M u̇ + Ṁ u − (ad*_V, ∂_q) of ½uᵀMu = forces, plus momentum and energy conservation.
 
 Inputs: joint torques τ (N·m, one per joint) and body wrenches (torque, force) per body in the
@@ -64,7 +64,7 @@ from ..errors import ScenarioError
 from ..integrators.common import GRAVITY
 from ..integrators.euler_poincare import cross, quaternion_rate, rotate
 from ..integrators.families import FAMILIES
-from ..integrators.lie_rk import LieProblem, StageRates, rk4_quaternion_step, run, tableau_step
+from ..integrators.lie_rk import LieProblem, StageRates, Step, rk4_quaternion_step, run, tableau_step
 from ..integrators.magnus import magnus_step_function
 from ..lie import quaternion, so3
 from ..trajectory import Trajectory
@@ -248,9 +248,14 @@ class Chain:
         return y[..., :6], y[..., 6:6 + n], y[..., 6 + n:6 + 2 * n]
 
     # -- kinematics ---------------------------------------------------------------------------------
-    def _tree(self, R: Array, x: Array, V: Array, q: Array, qd: Array, poses: bool = True):
-        """World poses (R_i, x_i), body twists V_i, motion transforms X_i and c_i = ad_{V_i} S_i q̇_i."""
-        Rs, xs, Vs, Xs, cs = [R], [x], [V], [None], [None]
+    def _tree(self, R: Array | None, x: Array | None, V: Array, q: Array, qd: Array, poses: bool = True):
+        """World poses (R_i, x_i), body twists V_i, motion transforms X_i and c_i = ad_{V_i} S_i q̇_i.
+        Without ``poses`` (R, x may be None) the pose lists hold the base's only."""
+        Rs: list[Any] = [R]
+        xs: list[Any] = [x]
+        Vs = [V]
+        Xs: list[Any] = [None]   # X_i and c_i of the joints 1 … N (the base has none)
+        cs: list[Any] = [None]
         for i, j in enumerate(self.joints, start=1):
             a = self._cache["axis"][i]
             qi = q[..., i - 1, None, None]
@@ -287,8 +292,9 @@ class Chain:
         return Vs
 
     # -- forces -------------------------------------------------------------------------------------
-    def _body_forces(self, Rs: list[Array] | None, wrench: Array | None, batch: tuple[int, ...]) -> list[Array | None]:
-        """External wrench on each body at its frame origin, body frame: inputs + gravity."""
+    def _body_forces(self, Rs: list[Array], wrench: Array | None, batch: tuple[int, ...]) -> list[Array | None]:
+        """External wrench on each body at its frame origin, body frame: inputs + gravity (which reads the
+        body rotations ``Rs``)."""
         out: list[Array | None] = []
         for i in range(self.n_bodies):
             c = self._cache["com"][i]
@@ -316,7 +322,7 @@ class Chain:
         batch = y.shape[:-1]
         V, q, qd = self.split(y)
         Rs, _, Vs, Xs, cs = self._tree(R, x, V, q, qd, poses=self.gravity)
-        forces = self._body_forces(Rs if self.gravity else None, wrench, batch)
+        forces = self._body_forces(Rs, wrench, batch)
         I = self._cache["I"]
         IA = [np.broadcast_to(I[i], batch + (6, 6)).copy() for i in range(self.n_bodies)]
         pA = []
@@ -324,9 +330,9 @@ class Chain:
             p = -_coad(Vs[i], _mv(I[i], Vs[i]))
             pA.append(p if forces[i] is None else p - forces[i])
         n = self.n_joints
-        U: list[Array | None] = [None] * (n + 1)
-        D: list[Array | None] = [None] * (n + 1)
-        u: list[Array | None] = [None] * (n + 1)
+        U: list[Any] = [None] * (n + 1)   # filled for the joints 1 … n below
+        D: list[Any] = [None] * (n + 1)
+        u: list[Any] = [None] * (n + 1)
         for i in range(n, 0, -1):
             a = self._cache["axis"][i]
             Ui = IA[i][..., :, :3] @ a
@@ -371,7 +377,7 @@ class Chain:
         y = np.asarray(y, dtype=float)
         V, q, qd = self.split(y)
         Rs, xs, Vs, _, _ = self._tree(np.asarray(R, float), np.asarray(x, float), V, q, qd)
-        L = P = 0.0
+        L = P = np.zeros(())
         for i in range(self.n_bodies):
             mu = _mv(self._cache["I"][i], Vs[i])
             Pi = rotate(Rs[i], mu[..., 3:])
@@ -427,6 +433,7 @@ class Chain:
         x0 = np.asarray(initial.x, dtype=float)
         batch = np.broadcast_shapes(y0.shape[:-1], R0.shape[:-2], x0.shape[:-1])
         problem = self.problem(torques, wrenches)
+        step: Step
         if method == "rk4":
             step = rk4_quaternion_step
         elif method == "magnus":

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from ..trajectory import Trajectory
 from .helicopter_spec import HELICOPTER
 
 INPUTS = HELICOPTER.input_names   # collective, yaw, pitch_tilt, roll_tilt
-_LIGHT = HELICOPTER.preset("light helicopter").values
+_LIGHT: Mapping[str, Any] = HELICOPTER.preset("light helicopter").values   # numbers and the inertia triple
 
 
 @dataclass(frozen=True)

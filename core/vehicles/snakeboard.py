@@ -22,16 +22,16 @@ wheel axle), rotor inertia I, wheel (steering) inertia J. The derivation is in
   d/dt [I (ψ̇ + ω)] = τ_ψ (``rotor_torque``), 2 J φ̈ = τ_φ (``steering_torque``).
   p is ``sin 2φ`` times the angular momentum about the instantaneous centre of rotation.
 
-Discrete (paper eqs. 16–17, τ = cay on SE(2) with its exact C_cay, quadrature α):
+Discrete (paper eqs. 16–17, τ = cay on SE(2) with its exact dcay⁻¹, quadrature α):
 ξ_k = s_k e₁(φ_{k+α}) (the discrete constraint: ξ_k lies in the constraint distribution at
 r_{k+α} = r_k + α h u_k), g_{k+1} = g_k cay(h ξ_k), r_{k+1} = r_k + h u_k,
 
-    e₁(φ_k)ᵀ [C_cay(h ξ_k)ᵀ μ_k − C_cay(−h ξ_{k−1})ᵀ μ_{k−1}] = 0             (momentum, eq. 16)
+    e₁(φ_k)ᵀ [dcay⁻¹(h ξ_k)ᵀ μ_k − dcay⁻¹(−h ξ_{k−1})ᵀ μ_{k−1}] = 0           (momentum, eq. 16)
     I (u^ψ_k + ω_k) − I (u^ψ_{k−1} + ω_{k−1}) = h (α f^ψ_{k−1} + (1−α) f^ψ_k)  (shape, eq. 16)
     2 J (u^φ_k − u^φ_{k−1})                 = h (α f^φ_{k−1} + (1−α) f^φ_k)
 
 (A(r_k)ᵀ DEP(k) vanishes because A(r_k) ∥ e₁(φ_k); ∂ℓ/∂r = 0.) Because μ_k has no v_y part,
-the ad terms of C_cay drop and the momentum equation is a cubic in s_k with an O(h²)
+the ad terms of dcay⁻¹ drop and the momentum equation is a cubic in s_k with an O(h²)
 cubic part: e₁(φ_k)·μ_k + ¼h²s_k² sin 2φ_{k+α} sin 2φ_k (e₁(φ_{k+α})·μ_k) = P_k, solved by
 scalar Newton (1–2 iterations). P_k (the momentum arriving at node k) is the discrete
 counterpart of p(t_k); with the rotor momentum π^ψ_k = I(u^ψ_{k−1} + ω_{k−1}) + hα f^ψ_{k−1} and
@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -57,7 +57,7 @@ from .snakeboard_spec import SNAKEBOARD
 
 INPUTS = SNAKEBOARD.input_names    # rotor_torque, steering_torque
 SHAPE = SNAKEBOARD.shape_names     # rotor_angle, wheel_angle
-_RIDER = SNAKEBOARD.preset("rider").values
+_RIDER: Mapping[str, Any] = SNAKEBOARD.preset("rider").values   # numbers
 # continuous state layout used by the reference and the batched integrator
 STATE = ("heading", "x", "y", "rotor_angle", "wheel_angle", "rotor_rate", "wheel_rate", "momentum")
 
@@ -275,10 +275,10 @@ def reference(board: Snakeboard, initial: SnakeboardState | np.ndarray, rotor_to
 def discrete_momentum_terms(board: Snakeboard, phi_node: np.ndarray, phi_step: np.ndarray,
                             s: np.ndarray, rotor_momentum_step: np.ndarray, h: float, outgoing: bool = False
                             ) -> np.ndarray:
-    """e₁(φ_node)ᵀ C_cay(±h ξ)ᵀ μ with ξ = s e₁(φ_step), μ = ∂ℓ/∂ξ at u_ψ = Π/I − ω.
+    """e₁(φ_node)ᵀ dcay⁻¹(±h ξ)ᵀ μ with ξ = s e₁(φ_step), μ = ∂ℓ/∂ξ at u_ψ = Π/I − ω.
 
     Π = I(u_ψ + ω) is the step's rotor momentum. With ``outgoing`` the sign of h ξ is
-    flipped (the C_cay(−h ξ_{k−1}) term). Both signs give the same value here because μ
+    flipped (the dcay⁻¹(−h ξ_{k−1}) term). Both signs give the same value here because μ
     has no v_y part, which removes the ad term: e_n·μ + ¼ h² s² e₀ e_n,0 (e·μ).
     """
     b = board
@@ -289,8 +289,8 @@ def discrete_momentum_terms(board: Snakeboard, phi_node: np.ndarray, phi_step: n
     mu = np.stack([np.asarray(rotor_momentum_step) + (ml2 - b.rotor_inertia) * e[..., 0] * s,
                    b.mass * e[..., 1] * s, np.zeros_like(s)], axis=-1)
     w = (-h if outgoing else h) * s[..., None] * e
-    # C_cay(w) = I − ½ ad_w + ¼ w¹ [w | 0 0]; (C en)·μ
-    Cen = np.einsum("...ij,...j->...i", se2.C_cay(w), en)
+    # dcay⁻¹(w) = I − ½ ad_w + ¼ w¹ [w | 0 0]; (C en)·μ
+    Cen = np.einsum("...ij,...j->...i", se2.dcay_inv(w), en)
     return np.sum(Cen * mu, axis=-1)
 
 
@@ -359,7 +359,7 @@ def step(board: Snakeboard, node: np.ndarray, rotor_torque: np.ndarray, steering
     mu0 = Pi + (ml2 - b.rotor_inertia) * w
     mu1 = b.mass * v
     cn0, cn1 = np.sin(2 * phi_next), -2 * l * np.cos(phi_next) ** 2
-    # P_{k+1} = e₁(φ_{k+1})ᵀ C_cay(−h ξ_k)ᵀ μ_k (the ad term drops: μ_k has no v_y part)
+    # P_{k+1} = e₁(φ_{k+1})ᵀ dcay⁻¹(−h ξ_k)ᵀ μ_k (the ad term drops: μ_k has no v_y part)
     P_next = cn0 * mu0 + cn1 * mu1 + 0.25 * h * h * s * s * e0 * cn0 * (e0 * mu0 + ee1 * mu1)
     nxt = np.stack([th + dth, x + ct * bx - st * by, y + st * bx + ct * by, psi + h * upsi, phi_next,
                     P_next, Pi + h * alpha * fpsi, 2 * b.wheel_inertia * uphi + h * alpha * fphi], axis=-1)

@@ -91,6 +91,8 @@ class Channel:
     limit: str | None = None
 
     def bounds(self, vehicle: Any) -> tuple[float, float]:
+        if self.limit is None:
+            raise ValueError(f"channel {self.name!r} has no limit")
         hi = getattr(vehicle, self.limit)
         return -hi, hi
 

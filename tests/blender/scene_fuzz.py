@@ -67,11 +67,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-HERE = pathlib.Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # pragma: no cover - run as a script
-    sys.path.insert(0, str(HERE))
-
-import bpy  # noqa: E402
+import bpy
 
 # cheap base shots
 SOLVE_MAX_ITER = 40
@@ -1462,8 +1458,8 @@ def main(argv: list[str] | None = None) -> int:
                         f"{(c.expect_simulate or 'either') if c.simulate else '-'}]")
         return 0
     faulthandler.enable()
-    import conftest  # tests/blender/conftest.py: imports the repository as the package vehicle_motion
-    module = conftest.import_package()
+    from addon_session import import_package  # the repository as the package vehicle_motion
+    module = import_package()
     module.register()
     try:
         _, broken = summary(args.seed, args.n, tuple(args.category) if args.category else None, args.show,

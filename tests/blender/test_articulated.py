@@ -177,7 +177,7 @@ def cable_helicopter(vm, frame_end=25):
 
 
 def world_path(obj, frames) -> np.ndarray:
-    from test_simulate import world_positions
+    from world_checks import world_positions
     return world_positions(bpy.context.scene, obj, frames)
 
 
@@ -310,9 +310,6 @@ def test_a_car_is_refused_in_articulated_mode(empty_scene, vm):
 def test_boat_crane_sample_floats_heels_and_moves_ahead(empty_scene, vm):
     """samples/build_boat_crane_scene.py, simulated: the boat stays afloat near its loaded draft,
     heels to port and then to starboard as the boom slews round, and the thrusters push it."""
-    import pathlib
-    import sys
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "samples"))
     import build_boat_crane_scene as sample
     names = sample.build(fps=12, steps_per_frame=2)
     boat = bpy.data.objects[names["vehicle"]]

@@ -3,48 +3,16 @@ RuntimeError with the operator's error report) and the scene is left as it was."
 from __future__ import annotations
 
 import math
-import pathlib
-import sys
 
 import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "samples"))
 import build_car_tunnel_scene as sample  # noqa: E402
-
-
-def _numbers(values) -> list[str]:
-    """Numbers as text, so that a nan the bad scene holds compares equal to itself."""
-    return [repr(float(x)) for x in np.round(np.asarray(values, dtype=float), 9).reshape(-1)]
-
-
-def snapshot() -> dict:
-    """Everything a solve could change: poses, actions, stored and bake state, the frame."""
-    scene = bpy.context.scene
-    objects = {}
-    for ob in bpy.data.objects:
-        s = ob.vehicle_motion
-        anim = ob.animation_data
-        objects[ob.name] = (_numbers(ob.matrix_world), _numbers(ob.location), _numbers(ob.rotation_euler),
-                            anim.action.name if anim and anim.action else None,
-                            s.has_trajectory, s.trajectory_data, s.is_baked)
-    return {"frame": (scene.frame_current, scene.frame_subframe), "objects": objects,
-            "actions": sorted(a.name for a in bpy.data.actions)}
-
-
-def refused(vehicle, pattern: str, operator: str = "solve_trajectory", **props) -> None:
-    """Solve (or ``operator``) refuses with a message matching ``pattern``; nothing in the scene changes."""
-    view_layer = bpy.context.view_layer
-    view_layer.objects.active = vehicle
-    view_layer.update()  # the evaluated scene is what must not change (evaluation applies the keys)
-    before = snapshot()
-    with pytest.raises(RuntimeError, match=pattern) as info:
-        getattr(bpy.ops.vehicle_motion, operator)(**props)
-    assert "\n" not in str(info.value).strip(), "one line"
-    assert snapshot() == before
+from operator_runs import refused  # noqa: E402
+from scene_builders import constraint_empty, small_car  # noqa: E402
+from small_shots import add_object, heli_shot  # noqa: E402
 
 
 @pytest.fixture
@@ -55,7 +23,6 @@ def tunnel(addon):
 
 @pytest.fixture
 def car(empty_scene):
-    from test_scene_reader import small_car
     return small_car(empty_scene)
 
 
@@ -65,7 +32,6 @@ def test_no_keyframes(car):
 
 
 def test_single_keyframe(empty_scene):
-    from test_scene_reader import small_car
     car = small_car(empty_scene, keys=((1, (0.0, 0.0, 0.0), 0.0),))
     empty_scene.vehicle_motion.frame_end = 25
     refused(car, r"'Car' has a single keyframe \(frame 1\): key its goal pose too")
@@ -85,7 +51,6 @@ def test_vehicle_keyed_inside_an_obstacle(tunnel):
 
 
 def test_contradictory_constraints(tunnel):
-    from test_scene_reader import constraint_empty
     scene, car = tunnel
     constraint_empty(scene, "Far Stop", "STOP", (27.0, 20.0, 0.0), size=0.5, frame=43)
     refused(car, r"contradictory constraints at frame 43: stop 'Far Stop' \(frame 43\) and pass-through "
@@ -175,7 +140,6 @@ def into_obstacles(ob):
 
 def roadside_cube(name: str, scale, location=(6.0, -6.0, 1.0), rotation=(0.2, 0.1, 0.6)):
     """A 1 m cube beside the road, tilted and turned, at a scale an artist might end up with."""
-    from conftest import add_object
     ob = into_obstacles(add_object(name))
     ob.location, ob.rotation_euler, ob.scale = location, rotation, scale
     return ob
@@ -260,8 +224,6 @@ def test_a_plane_mesh_is_a_wall(tunnel):
 def test_solve_drives_past_a_fence_and_a_pole_of_zero_thickness(empty_scene):
     """Flat obstacles are solved without NaN: a fence (a cube scaled to zero depth) along the road
     and a pole (scaled to zero width and depth) the car has to steer around."""
-    from test_scene_reader import small_car
-    from conftest import add_object
     scene = empty_scene
     car = small_car(scene, keys=((1, (0.0, 0.0, 0.0), 0.0), (25, (16.0, 0.0, 0.0), 0.0)))
     coll = bpy.data.collections.new("Obstacles")
@@ -420,7 +382,6 @@ def test_objects_flagged_as_obstacles_without_geometry_name_the_flag(tunnel):
 
 
 def test_a_constraint_empty_in_obstacles_stays_a_constraint(tunnel):
-    from test_scene_reader import constraint_empty
     scene, car = tunnel
     rock = into_obstacles(constraint_empty(scene, "Rock Zone", "KEEP_OUT", (8.0, -8.0, 0.0), size=1.5))
     problem = reader().read_problem(scene, car)
@@ -489,28 +450,11 @@ def test_speed_limit_beyond_10_km_per_s_is_refused(tunnel):
 
 
 def test_keep_out_of_no_size_is_refused(tunnel):
-    from test_scene_reader import constraint_empty
     scene, car = tunnel
     zone = constraint_empty(scene, "Rock Zone", "KEEP_OUT", (8.0, -8.0, 0.0), size=1.5)
     zone.scale = (0.0, 0.0, 0.0)
     refused(car, r"keep-out 'Rock Zone' has no size \(radius 0 m; its display size is 1\.5, its world scale "
                  r"\(0, 0, 0\)\): give it a size")
-
-
-def heli_shot(scene):
-    """A light helicopter keyed to fly 6 m along X at 5 m height in two seconds."""
-    from conftest import add_object
-    scene.render.fps = 8
-    heli = add_object("Heli", kind="EMPTY")
-    heli.vehicle_motion.preset = "LIGHT_HELICOPTER"
-    heli.rotation_mode = "QUATERNION"
-    for frame, x in ((1, 0.0), (17, 6.0)):
-        heli.location = (x, 0.0, 5.0)
-        heli.keyframe_insert("location", frame=frame)
-        heli.keyframe_insert("rotation_quaternion", frame=frame)
-    vm = scene.vehicle_motion
-    vm.frame_start, vm.frame_end, vm.steps_per_frame = 1, 17, 1
-    return heli
 
 
 def test_control_keyed_beyond_what_a_key_holds(empty_scene):
@@ -524,8 +468,6 @@ def test_control_keyed_beyond_what_a_key_holds(empty_scene):
 
 
 def _vehicle(scene, kind):
-    from conftest import add_object
-    from test_scene_reader import small_car
     if kind == "CAR":
         return small_car(scene)
     if kind == "HELICOPTER":

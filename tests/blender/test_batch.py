@@ -11,7 +11,6 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "samples"))
 import build_car_tunnel_scene as sample  # noqa: E402
 
 BATCH = ROOT / "samples" / "batch_bake.py"

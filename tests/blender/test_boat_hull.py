@@ -10,8 +10,6 @@ the water (z = 0).
 from __future__ import annotations
 
 import math
-import pathlib
-import sys
 
 import numpy as np
 import pytest
@@ -19,8 +17,6 @@ import pytest
 bpy = pytest.importorskip("bpy")
 bmesh = pytest.importorskip("bmesh")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "samples"))
 from build_car_tunnel_scene import _box, _empty, _mesh_object  # noqa: E402
 from scene_kit import new_scene, solve_settings  # noqa: E402
 

@@ -6,17 +6,13 @@ pier, and a car parks nose-in against a wall. Each solves (scipy) and bakes, and
 from __future__ import annotations
 
 import math
-import pathlib
 import re
-import sys
 
 import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "samples"))
 from build_car_tunnel_scene import _box, _mesh_object  # noqa: E402
 from build_roof_landing_scene import PAD, ROOF, box_obstacle  # noqa: E402
 from build_roof_landing_scene import helicopter as _helicopter  # noqa: E402
@@ -36,7 +32,7 @@ def box_clearance(obstacle, points: np.ndarray) -> np.ndarray:
 
 
 def solve(scene, vehicle) -> str:
-    from conftest import solve_active
+    from operator_runs import solve_active
     report = solve_active(scene, vehicle)
     assert "reaches" not in report, report   # core.shot.contacts.check_motion found nothing
     return report
@@ -89,7 +85,7 @@ def test_helicopter_lands_on_a_roof(empty_scene):
 
 
 def test_helicopter_lands_on_a_roof_at_a_land_empty_alone(empty_scene):
-    from test_scene_reader import constraint_empty
+    from scene_builders import constraint_empty
     scene = empty_scene
     heli, building = helicopter(scene, land_key=False)
     scene.frame_end = 250   # the landing, not the scene, ends the shot
@@ -108,7 +104,7 @@ def test_helicopter_lands_on_a_roof_at_a_land_empty_alone(empty_scene):
 
 
 def test_a_keyed_land_empty_ends_the_shot_and_is_the_goal(empty_scene):
-    from test_scene_reader import constraint_empty
+    from scene_builders import constraint_empty
     from vehicle_motion.addon import scene_reader
     scene = empty_scene
     heli, _ = helicopter(scene, land_key=False)
@@ -167,7 +163,8 @@ def test_boat_docks_against_a_pier(empty_scene):
     scene.frame_set(51)
     assert np.array(boat.matrix_world.translation) == pytest.approx((2.0, 0.0, z), abs=1e-4)
     assert worst >= -TOL and worst == pytest.approx(0.0, abs=1e-4)
-    FIGURES.update(boat_contact_m=clearance, boat_allowance_m=allowance, boat_worst_m=worst, boat_worst_frame=frame, boat_solve_s=solve_time(report))
+    FIGURES.update(boat_contact_m=clearance, boat_allowance_m=allowance, boat_worst_m=worst, boat_worst_frame=frame,
+                   boat_solve_s=solve_time(report))
 
 
 # -- the car against a wall ---------------------------------------------------------------------------
@@ -175,7 +172,7 @@ def test_boat_docks_against_a_pier(empty_scene):
 def test_car_parks_nose_in_against_a_wall(empty_scene):
     """A 4 × 1.8 × 1.4 m box car (origin mid-body at ground level, wheels at its corners) drives 12 m and
     parks with its bumper on a wall."""
-    from conftest import add_object
+    from small_shots import add_object
     scene = empty_scene
     scene.render.fps, scene.render.fps_base = 8, 1.0
     scene.frame_start, scene.frame_end = 1, 49
@@ -204,7 +201,8 @@ def test_car_parks_nose_in_against_a_wall(empty_scene):
     scene.frame_set(49)
     assert np.array(car.matrix_world.translation) == pytest.approx((12.0, 0.0, 0.0), abs=1e-4)
     assert worst >= -TOL and worst == pytest.approx(0.0, abs=1e-4)
-    FIGURES.update(car_contact_m=clearance, car_allowance_m=allowance, car_worst_m=worst, car_worst_frame=frame, car_solve_s=solve_time(report))
+    FIGURES.update(car_contact_m=clearance, car_allowance_m=allowance, car_worst_m=worst, car_worst_frame=frame,
+                   car_solve_s=solve_time(report))
 
 
 def test_zz_figures():

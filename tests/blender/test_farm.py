@@ -23,32 +23,12 @@ import pytest
 bpy = pytest.importorskip("bpy")
 pytest.importorskip("scipy.sparse")
 
-from conftest import keyed_car  # noqa: E402
-from test_bad_scenes import heli_shot  # noqa: E402
+from small_shots import build_car, build_helicopter  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BATCH = ROOT / "addon" / "batch.py"
 GOALS = {"car": ("Car", 25, (10.0, 2.0, 0.0)), "helicopter": ("Heli", 17, (6.0, 0.0, 5.0))}
 FIGURES: dict[str, float] = {}   # measured, printed at the end of the module
-
-
-def build_car(path: pathlib.Path, max_iter: int = 500) -> None:
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.render.fps, scene.render.fps_base = 8, 1.0
-    keyed_car(scene, ((1, (0.0, 0.0), 0.0), (25, (10.0, 2.0), 0.0)))
-    vm = scene.vehicle_motion
-    vm.frame_start, vm.frame_end, vm.solver_backend, vm.max_iter = 1, 25, "SCIPY", max_iter
-    bpy.ops.wm.save_as_mainfile(filepath=str(path))
-
-
-def build_helicopter(path: pathlib.Path) -> None:
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.render.fps_base = 1.0
-    heli_shot(scene)   # 6 m along X at 5 m height, frames 1–17 at 8 fps
-    scene.vehicle_motion.solver_backend = "SCIPY"
-    bpy.ops.wm.save_as_mainfile(filepath=str(path))
 
 
 @pytest.fixture(scope="module")

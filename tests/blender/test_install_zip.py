@@ -23,7 +23,6 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
 import build_extension  # noqa: E402
 
 PYTHON, PLATFORM = "3.11", "manylinux_2_28_x86_64"

@@ -14,7 +14,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from conftest import add_object, make_active  # noqa: E402
+from operator_runs import make_active  # noqa: E402
+from small_shots import add_object  # noqa: E402
 
 GOAL_FRAME = 33
 
@@ -132,7 +133,7 @@ def test_another_shape_starts_cold(solved):
     assert "cold start" in vm.last_report
     again = live().resolve(car, scene)   # the cache now holds the 64-step solve
     assert again.warm_start == "primal-dual"
-    from test_scene_reader import constraint_empty
+    from scene_builders import constraint_empty
     constraint_empty(scene, "Stop", "STOP", (400.0, -60.0, 0.0), size=5.0, frame=17)   # two segments now
     outcome = live().resolve(car, scene)
     assert not outcome.error and outcome.segments == 2 and outcome.warm_start == "none"
@@ -247,7 +248,7 @@ def test_vehicle_deleted_while_pending(solved, monkeypatch):
 
 
 def test_live_on_without_a_solved_vehicle(empty_scene, monkeypatch):
-    from test_scene_reader import small_car
+    from scene_builders import small_car
     scene = empty_scene
     monkeypatch.setattr(live(), "DEBOUNCE_S", 0.0)
     car = small_car(scene)

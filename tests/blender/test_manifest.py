@@ -13,7 +13,6 @@ import pytest
 bpy = pytest.importorskip("bpy")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
 import build_extension  # noqa: E402
 
 BLENDER_EXT = build_extension.blender_ext_path()
@@ -56,7 +55,8 @@ def test_build_contains_package_and_excludes_development_files(plain_package):
         assert required in names, required
     top = {name.split("/")[0] for name in names}
     for excluded in ("tests", "samples", "benchmarks", "docs", "scripts", "out", "wheels", ".ci", ".git",
-                     ".venv", ".venv-bpy50", ".gitignore", "pytest.ini", "requirements.txt"):
+                     ".venv", ".venv-bpy50", ".gitignore", ".pre-commit-config.yaml", "pyproject.toml",
+                     "requirements.txt"):
         assert excluded not in top, excluded
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".md", ".sh"))]
     done = blender_ext("validate", plain_package)
@@ -64,13 +64,13 @@ def test_build_contains_package_and_excludes_development_files(plain_package):
 
 
 def test_built_package_registers(plain_package, tmp_path):
-    """Unpacked as Blender installs it, the package imports and registers on its own."""
+    """Unpacked as Blender installs it, the package imports and registers on its own (the script's folder,
+    first on sys.path, holds the package as Blender's extension folder does)."""
     target = tmp_path / "vehicle_motion"
     zipfile.ZipFile(plain_package).extractall(target)
     script = tmp_path / "register_built.py"
     script.write_text(textwrap.dedent('''
         import sys, importlib
-        sys.path.insert(0, sys.argv[1])
         import bpy
         package = importlib.import_module("vehicle_motion")
         assert package.__file__.startswith(sys.argv[1]), package.__file__

@@ -11,7 +11,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from conftest import keyed_car, solve_active as solve, stored  # noqa: E402
+from operator_runs import solve_active as solve, stored  # noqa: E402
+from small_shots import keyed_car  # noqa: E402
 
 TWELVE_SECONDS = [(1, (0.0, 0.0), 0.0), (97, (20.0, 2.0), 0.2), (193, (40.0, 4.0), 0.0), (289, (60.0, 8.0), 0.0)]
 
@@ -50,7 +51,7 @@ def test_a_twelve_second_shot_bakes_every_frame_from_a_coarser_grid(empty_scene,
     assert trajectory.stats["node_spacing"] == "AUTOMATIC" and trajectory.stats["nodes"] == nodes
     assert np.array_equal(keyed_frames(car), np.arange(1.0, 290.0))
     tolerance = scene.vehicle_motion.key_tolerance / unit
-    for frame, (x, y), heading in TWELVE_SECONDS:
+    for frame, (x, y), _ in TWELVE_SECONDS:
         pose = at(scene, car, frame)
         miss = float(np.linalg.norm(pose[:2, 3] / unit - [x, y]))
         assert miss <= (1e-4 if frame in (1, 289) else tolerance + 1e-4), frame
@@ -121,7 +122,7 @@ def test_bad_node_counts_are_one_line_naming_the_setting(empty_scene, count, mes
     scene.frame_start, scene.frame_end = 1, 145
     car = keyed_car(scene, [(1, (0.0, 0.0), 0.0), (145, (16.0, 0.0), 0.0)])
     if count == 4:   # a stop a second before the end: its segment is shorter than a step (48 frames)
-        from conftest import add_object
+        from small_shots import add_object
         stop = add_object("Stop", kind="EMPTY")
         stop.location = (14.0, 0.0, 0.0)
         stop.vehicle_motion.constraint_kind = "STOP"

@@ -11,7 +11,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from conftest import keyed_car, solve_active as solve, stored  # noqa: E402
+from operator_runs import solve_active as solve, stored  # noqa: E402
+from small_shots import keyed_car  # noqa: E402
 
 
 def world_at(scene, obj, frame: float) -> np.ndarray:
@@ -173,7 +174,7 @@ def test_helicopter_and_boat_presets_are_real_size_at_any_unit_scale(empty_scene
     """A light helicopter flying 6 m and a RIB boat (default hull) going 6 m, proxies (empties) keyed in a
     metre, centimetre and millimetre scene, presets left as they are: the solve sees the same metres,
     and the baked goal is met in scene units."""
-    from conftest import add_object
+    from small_shots import add_object
     from vehicle_motion.addon import scene_reader
     from vehicle_motion.core.vehicles.boat import Boat
     scene = empty_scene

@@ -2,17 +2,15 @@
 from __future__ import annotations
 
 import math
-import pathlib
-import sys
 
 import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "samples"))
 import build_car_tunnel_scene as sample  # noqa: E402
+from scene_builders import constraint_empty, small_car  # noqa: E402
+from small_shots import add_object  # noqa: E402
 
 
 class approx:
@@ -48,42 +46,6 @@ def tunnel(addon):
 def reader():
     from vehicle_motion.addon import scene_reader
     return scene_reader
-
-
-def small_car(scene, keys=((1, (0.0, 0.0, 0.0), 0.0), (25, (10.0, 0.0, 0.0), 0.0)), fps=8, wheels=True):
-    """A 4 × 1.8 m box car with wheel children, keyed at (frame, location, heading)."""
-    from conftest import add_object
-    scene.render.fps, scene.render.fps_base = fps, 1.0
-    car = add_object("Car")
-    car.scale = (2.0, 0.9, 0.5)
-    car.rotation_mode = "XYZ"
-    s = car.vehicle_motion
-    s.preset = "HATCHBACK"
-    if wheels:
-        for role in ("wheel_rear_left", "wheel_rear_right", "wheel_front_left", "wheel_front_right"):
-            setattr(s, role, add_object(role, parent=car, kind="EMPTY"))
-    for frame, location, heading in keys:
-        car.location = location
-        car.rotation_euler = (0.0, 0.0, heading)
-        car.keyframe_insert("location", frame=frame)
-        car.keyframe_insert("rotation_euler", frame=frame)
-    scene.frame_start, scene.frame_end = keys[0][0], keys[-1][0]  # the shot's range, as an animator sets it
-    vm = scene.vehicle_motion
-    vm.frame_start, vm.frame_end = keys[0][0], keys[-1][0]
-    vm.steps_per_frame = 1
-    return car
-
-
-def constraint_empty(scene, name, kind, location, size=1.0, frame=None, rotation=(0.0, 0.0, 0.0)):
-    from conftest import add_object
-    ob = add_object(name, kind="EMPTY")
-    ob.empty_display_size = size
-    ob.location = location
-    ob.rotation_euler = rotation
-    ob.vehicle_motion.constraint_kind = kind
-    if frame is not None:
-        ob.keyframe_insert("location", frame=frame)
-    return ob
 
 
 # ----------------------------------------------------------------------------- the sample
@@ -246,7 +208,6 @@ def test_constraint_for_another_vehicle_is_ignored(empty_scene):
 def test_warnings_name_unsupported_objects(empty_scene):
     scene = empty_scene
     car = small_car(scene)
-    from conftest import add_object
     cube = add_object("Cube Gate")
     cube.vehicle_motion.constraint_kind = "PASS_THROUGH"
     keep = constraint_empty(scene, "Keyed Keep Out", "KEEP_OUT", (5.0, 8.0, 0.0), frame=12)
@@ -311,7 +272,6 @@ def test_baked_vehicle_is_read_from_its_original_keys(tunnel, vm):
 
 def test_parented_vehicle_under_animated_parent(empty_scene):
     scene = empty_scene
-    from conftest import add_object
     rig = add_object("Rig", kind="EMPTY")
     rig.location = (0.0, 0.0, 0.0)
     rig.keyframe_insert("location", frame=1)
@@ -330,7 +290,6 @@ def test_parented_vehicle_under_animated_parent(empty_scene):
 def test_obstacle_fit_uses_evaluated_mesh(empty_scene):
     scene = empty_scene
     car = small_car(scene, keys=((1, (0.0, -10.0, 0.0), 0.0), (25, (10.0, -10.0, 0.0), 0.0)))
-    from conftest import add_object
     coll = bpy.data.collections.new("Obstacles")
     scene.collection.children.link(coll)
     wall = add_object("Arrayed")

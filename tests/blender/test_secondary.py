@@ -8,16 +8,12 @@ bad input is one line and changes nothing.
 from __future__ import annotations
 
 import math
-import pathlib
-import sys
 
 import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "samples"))
 import build_car_trailer_scene as trailer_sample  # noqa: E402
 import build_helicopter_sling_scene as sling_sample  # noqa: E402
 

@@ -8,6 +8,8 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
+from world_checks import world_positions  # noqa: E402
+
 FPS = 8
 
 
@@ -22,16 +24,8 @@ def key(obj, name, frame, value):
     obj.keyframe_insert(f'["{name}"]', frame=frame)
 
 
-def world_positions(scene, obj, frames):
-    out = []
-    for f in frames:
-        scene.frame_set(f)
-        out.append(np.array(obj.matrix_world.translation))
-    return np.array(out)
-
-
 def test_car_follows_its_keyed_controls(empty_scene, vm):
-    from test_scene_reader import small_car
+    from scene_builders import small_car
     from vehicle_motion.addon import action_compat
     from vehicle_motion.core.scenario import Table
     from vehicle_motion.core.simulation import simulate
@@ -132,7 +126,7 @@ def test_snakeboard_and_rigid_body_run(empty_scene, vm):
 
 
 def test_control_over_its_limit_names_the_frame(empty_scene, vm):
-    from test_scene_reader import small_car
+    from scene_builders import small_car
     scene = empty_scene
     car = small_car(scene, keys=((1, (0.0, 0.0, 0.0), 0.0), (17, (0.0, 0.0, 0.0), 0.0)))
     setup_scene(scene)
@@ -148,7 +142,7 @@ def test_control_over_its_limit_names_the_frame(empty_scene, vm):
 
 
 def test_no_channels_coasts_with_a_warning(empty_scene, vm):
-    from test_scene_reader import small_car
+    from scene_builders import small_car
     scene = empty_scene
     car = small_car(scene, keys=((1, (0.0, 0.0, 0.0), 0.0), (17, (0.0, 0.0, 0.0), 0.0)))
     setup_scene(scene)

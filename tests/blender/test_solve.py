@@ -7,21 +7,16 @@ matrix_world), never on the solver's own numbers.
 from __future__ import annotations
 
 import math
-import pathlib
-import sys
 import time
 
 import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
-spatial = pytest.importorskip("scipy.spatial")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "samples"))
 import build_car_tunnel_scene as sample  # noqa: E402
-from conftest import hold_at_iteration  # noqa: E402
-from scene_kit import world_vertices  # noqa: E402
+from operator_runs import hold_at_iteration, stored  # noqa: E402
+from world_checks import min_clearance, solve_frames  # noqa: E402
 
 FPS = 8
 FIGURES: dict[str, float] = {}  # measured figures, printed at the end of the module
@@ -53,27 +48,6 @@ def open_file(path) -> tuple:
     return scene, bpy.data.objects["Car"]
 
 
-def stored(car):
-    from vehicle_motion.addon import storage
-    return storage.load(car)
-
-
-def frames(scene):
-    vm = scene.vehicle_motion
-    return range(vm.frame_start, vm.frame_end + 1)
-
-
-def separation(a: np.ndarray, b: np.ndarray, axes: np.ndarray) -> float:
-    """Largest gap between the projections of point sets a and b on the unit axes: > 0 proves the
-    convex hulls disjoint, and is then a lower bound of their distance (separating axis theorem)."""
-    pa, pb = a @ axes.T, b @ axes.T
-    return float(np.max(np.maximum(pb.min(axis=0) - pa.max(axis=0), pa.min(axis=0) - pb.max(axis=0))))
-
-
-def hull_normals(points: np.ndarray) -> np.ndarray:
-    return spatial.ConvexHull(points).equations[:, :3]
-
-
 # ----------------------------------------------------------------------------- the solve
 
 def test_solve_reports_stores_and_bakes(files):
@@ -97,7 +71,7 @@ def test_baked_world_poses_match_the_solved_trajectory(files):
     scene, car = open_file(solved)
     trajectory = stored(car)
     worst_p = worst_r = 0.0
-    for k, f in enumerate(frames(scene)):
+    for k, f in enumerate(solve_frames(scene)):
         scene.frame_set(f)
         m = np.array(car.matrix_world)
         r = m[:3, :3] / np.linalg.norm(m[:3, :3], axis=0)
@@ -126,7 +100,7 @@ def test_wheel_spin_matches_distance_over_radius(files):
     parents = {"wheel_rear_left": car, "wheel_rear_right": car, "wheel_front_left": s.knuckle_front_left,
                "wheel_front_right": s.knuckle_front_right}
     axle, centres, psi = [], {role: [] for role in parents}, {role: [] for role in parents}
-    for f in frames(scene):
+    for f in solve_frames(scene):
         scene.frame_set(f)
         axle.append(np.array(car.matrix_world)[:3, 3].copy())  # the sample's origin is its rear axle
         for role, parent in parents.items():
@@ -155,28 +129,6 @@ def test_wheel_spin_matches_distance_over_radius(files):
     assert np.max(np.abs(spins["wheel_rear_left"] - spins["wheel_rear_right"])) > 0.1  # a differential in turns
 
 
-def min_clearance(scene, vehicle, obstacle_names) -> tuple[float, tuple | None]:
-    """The smallest world-space separation, over every frame of the solve range, between the
-    vehicle's meshes (itself and its mesh children) and the named obstacles' convex hulls:
-    (gap, (frame, part, obstacle))."""
-    obstacles = {}
-    for name in obstacle_names:
-        points = world_vertices([bpy.data.objects[name]])
-        obstacles[name] = (points, hull_normals(points))
-    parts = [vehicle, *(ob for ob in vehicle.children_recursive if ob.type == "MESH")]
-    worst = (math.inf, None)
-    for f in frames(scene):
-        scene.frame_set(f)
-        for part in parts:
-            points = world_vertices([part])
-            normals = hull_normals(points)
-            for name, (obstacle, obstacle_normals) in obstacles.items():
-                gap = separation(points, obstacle, np.concatenate([normals, obstacle_normals]))
-                if gap < worst[0]:
-                    worst = (gap, (f, part.name, name))
-    return worst
-
-
 def test_baked_car_never_enters_an_obstacle(files):
     _, solved, names = files
     scene, car = open_file(solved)
@@ -203,7 +155,7 @@ def test_steering_limit_at_every_frame(files):
     scene, car = open_file(solved)
     s = car.vehicle_motion
     worst = 0.0
-    for f in frames(scene):
+    for f in solve_frames(scene):
         scene.frame_set(f)
         for knuckle in (s.knuckle_front_left, s.knuckle_front_right):
             body = car.matrix_world.to_3x3().normalized()
@@ -218,14 +170,14 @@ def test_bake_after_reopen_reproduces_the_solve(files):
     _, solved, _ = files
     scene, car = open_file(solved)
     baked = []
-    for f in frames(scene):
+    for f in solve_frames(scene):
         scene.frame_set(f)
         baked.append(np.array(car.matrix_world))
     bpy.context.view_layer.objects.active = car
     assert bpy.ops.vehicle_motion.clear_bake() == {"FINISHED"}
     assert not car.vehicle_motion.is_baked and car.vehicle_motion.has_trajectory
     assert bpy.ops.vehicle_motion.bake() == {"FINISHED"}
-    for k, f in enumerate(frames(scene)):
+    for k, f in enumerate(solve_frames(scene)):
         scene.frame_set(f)
         assert np.array(car.matrix_world) == pytest.approx(baked[k], abs=1e-6)
 
@@ -296,7 +248,7 @@ def test_worker_reports_progress_and_cancels(files):
 # ----------------------------------------------------------------------------- small scenes
 
 def test_stop_here_splits_the_shot_and_comes_to_rest(empty_scene):
-    from test_scene_reader import constraint_empty, small_car
+    from scene_builders import constraint_empty, small_car
     scene = empty_scene
     car = small_car(scene, keys=((1, (0.0, 0.0, 0.0), 0.0), (33, (8.0, 0.0, 0.0), 0.0)))
     constraint_empty(scene, "Stop", "STOP", (4.0, 0.0, 0.0), size=0.05, frame=17)
@@ -319,18 +271,10 @@ def test_stop_here_splits_the_shot_and_comes_to_rest(empty_scene):
 
 
 def test_helicopter_solve(empty_scene):
-    from conftest import add_object
+    from small_shots import heli_shot
     scene = empty_scene
-    scene.render.fps = 8
-    heli = add_object("Heli", kind="EMPTY")
-    heli.vehicle_motion.preset = "LIGHT_HELICOPTER"
-    heli.rotation_mode = "QUATERNION"
-    for frame, x in ((1, 0.0), (17, 6.0)):
-        heli.location = (x, 0.0, 5.0)
-        heli.keyframe_insert("location", frame=frame)
-        heli.keyframe_insert("rotation_quaternion", frame=frame)
-    vm = scene.vehicle_motion
-    vm.frame_start, vm.frame_end, vm.steps_per_frame, vm.solver_backend = 1, 17, 1, "SCIPY"
+    heli = heli_shot(scene)   # 6 m along X at 5 m height, frames 1–17 at 8 fps, one step a frame
+    scene.vehicle_motion.solver_backend = "SCIPY"
     bpy.context.view_layer.objects.active = heli
     assert bpy.ops.vehicle_motion.solve_trajectory() == {"FINISHED"}
     scene.frame_set(17)

@@ -8,9 +8,7 @@ module (a module-scoped fixture parametrized by vehicle); each test reopens the 
 from __future__ import annotations
 
 import math
-import pathlib
 import re
-import sys
 import time
 import types
 
@@ -20,13 +18,11 @@ import pytest
 bpy = pytest.importorskip("bpy")
 pytest.importorskip("scipy.spatial")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "samples"))
 import build_boat_scene  # noqa: E402
-from conftest import hold_at_iteration  # noqa: E402
 import build_helicopter_scene  # noqa: E402
 import build_snakeboard_scene  # noqa: E402
-from test_solve import min_clearance  # noqa: E402
+from operator_runs import hold_at_iteration, refused  # noqa: E402
+from world_checks import min_clearance  # noqa: E402
 
 SAMPLES = {"helicopter": build_helicopter_scene, "boat": build_boat_scene, "snakeboard": build_snakeboard_scene}
 FIGURES: dict[str, float] = {}  # measured figures, printed at the end of the module
@@ -368,7 +364,6 @@ def test_undo_restores_the_scene(addon):
 def test_a_failure_inside_core_is_one_line_and_changes_nothing(addon, monkeypatch):
     """A bug in core (here: the optimiser raising NotImplementedError) is reported in one line naming
     the vehicle, from the operator and from solving.solve (which batch_bake uses), and nothing changes."""
-    from test_bad_scenes import refused
     from vehicle_motion.addon import scene_reader, solving
     import vehicle_motion.core.dmoc as dmoc
 

@@ -114,7 +114,7 @@ def test_every_bake_channel_is_one_the_bake_has(empty_scene, name):
 @pytest.mark.parametrize("name", ["car", "helicopter", "boat", "snakeboard"])
 def test_control_channels_are_the_specs_inputs_within_its_limits(empty_scene, name):
     """Simulate samples one custom property per input of the spec and refuses a value beyond its bound."""
-    from conftest import add_object
+    from small_shots import add_object
     from vehicle_motion.addon import scene_reader
     from vehicle_motion.addon.properties import preset_id
     spec = next(s for s in _specs() if s.name == name)

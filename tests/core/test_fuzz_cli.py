@@ -73,7 +73,7 @@ def test_writer_round_trips_samples_and_mutations():
 
 
 def test_base_scenarios_are_cheap():
-    for name, (command, data) in fz.samples().items():
+    for command, data in fz.samples().values():
         if command == "solve":
             assert data["integrator"]["steps"] <= fz.SOLVE_STEPS
             assert data["solver"]["max_iter"] <= 30 and data["solver"]["time_limit_s"] <= 3

@@ -111,7 +111,7 @@ def quality_function_sigma(dwa, dwc, bLc, bUc, SigL, SigU, lo, hi, zL, zU, iL, i
     # the fraction-to-boundary rule is the same for every σ
     nL, k = len(iL), len(iL) + len(iU)
     v = np.concatenate([lo[iL], hi[iU], zL[iL], zU[iU]])
-    gap, zb = v[:k], v[k:]
+    zb = v[k:]
     Sig = np.concatenate([SigL[iL], SigU[iU]])
     dga = np.concatenate([dwa[iL], -dwa[iU]])
     dgc = np.concatenate([dwc[iL], -dwc[iU]])

@@ -18,7 +18,7 @@ from .kkt import KKTSystem, correct_inertia
 from .line_search import FilterLineSearch, Trial
 from .optimality import Optimality, measure
 from .restoration import restoration
-from .scaled import Duals, Point, ScaledProgram
+from .scaled import Duals, ScaledProgram
 
 KAPPA_SIGMA = 1e10        # bound-multiplier safeguard (WB06 eq. 16)
 BOUND_PUSH = 1e-2         # a cold start's bound push (IPOPT's bound_push, bound_frac)

@@ -44,7 +44,8 @@ class ScaledProgram:
 
     def __init__(self, nlp: NLP, D: np.ndarray, Sc: np.ndarray, sf: float):
         self.nlp, self.D, self.Sc, self.sf = nlp, D, Sc, sf
-        self.n, self.m = n, m = nlp.n, nlp.m
+        self.n, self.m = nlp.n, nlp.m
+        m = self.m
         eq = nlp.cl == nlp.cu
         self.E, self.I = E, I = np.flatnonzero(eq), np.flatnonzero(~eq)
         self.mI = mI = len(I)

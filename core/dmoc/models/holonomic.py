@@ -40,7 +40,7 @@ import numpy as np
 
 from ...errors import ScenarioError
 from ...integrators import variational
-from ...lie import quaternion, so3
+from ...lie import quaternion, se3, so3
 from ...scenario import Table
 from ...trajectory import Trajectory
 from .. import jets
@@ -81,13 +81,13 @@ def _skew_part_left(Q: np.ndarray) -> np.ndarray:
 
 # τ's rotation body Jacobian (δτ = τ d̂ with d = Jτ(a) δa) and translation matrix B(a) per pairing
 _ROT_BODY_JAC = {"cay": lambda a: so3.dcay(-a), "exp": lambda a: so3.dexp(-a)}
-# Structural zeros of ∂[C_τ(hξ)ᵀ𝕀ξ]/∂ξ with M = m I₃: for C_cay and C_LN the v rows are
-# μ_v ± ½ a × μ_v (no v_i row dependence on ω_i); for C_LN the ω rows are μ_ω − ½(μ_ω × a + μ_v × c)
+# Structural zeros of ∂[C_τ(hξ)ᵀ𝕀ξ]/∂ξ with M = m I₃: for dcay⁻¹ and I − ½ ad the v rows are
+# μ_v ± ½ a × μ_v (no v_i row dependence on ω_i); for I − ½ ad the ω rows are μ_ω − ½(μ_ω × a + μ_v × c)
 # with μ_v × c = m v × h v = 0 (no dependence on v). The exp maps are dense.
 _MM_DIAGONAL_ZEROS = {"vi-cay", "vi-cay-ln", "vi-exp-ln"}
 _MM_LN = {"vi-cay-ln", "vi-exp-ln"}
 _PAIRING_PARTS = {
-    "vi-cay": ("cay", so3.B_cay), "vi-cay-ln": ("cay", so3.B_cay_paper), "vi-exp": ("exp", so3.dexp),
+    "vi-cay": ("cay", se3.B_cay), "vi-cay-ln": ("cay", se3.B_cay_paper), "vi-exp": ("exp", so3.dexp),
     "vi-exp-ln": ("exp", so3.dexp), "vi-exp-series": ("exp", so3.dexp),
 }
 
@@ -172,10 +172,10 @@ def momentum_lagrangian_hessian(method: str, xi: np.ndarray, T: np.ndarray, sign
     (ξ, T) (B, 7, 7), or over ξ alone (B, 6, 6) with h a constant when the duration is fixed. With
     η = hξ = (a, c), μ = 𝕀ξ = (μ_ω, μ_v) and the terms linear in ξ dropped (zero Hessian):
 
-        vi-cay:          C_cayᵀμ = (μ_ω + ½a×μ_ω + ¼a(a·μ_ω) + ½c×q, q), q = μ_v + ½a×μ_v, so
-                         λ·C_cayᵀμ ≐ ½a·(μ_ω×λ_ω) + ¼(λ_ω·a)(a·μ_ω) + ½μ_v·(λ_ω×c) + ¼(a×μ_v)·(λ_ω×c) + ½a·(μ_v×λ_v)
-        vi-cay-ln, -exp-ln: C_LNᵀμ = μ − ½(μ_ω×a + μ_v×c, μ_v×a), so
-                         λ·C_LNᵀμ ≐ −½(a·(λ_ω×μ_ω) + c·(λ_ω×μ_v) + a·(λ_v×μ_v)).
+        vi-cay:          dcay⁻¹ᵀμ = (μ_ω + ½a×μ_ω + ¼a(a·μ_ω) + ½c×q, q), q = μ_v + ½a×μ_v, so
+                         λ·dcay⁻¹ᵀμ ≐ ½a·(μ_ω×λ_ω) + ¼(λ_ω·a)(a·μ_ω) + ½μ_v·(λ_ω×c) + ¼(a×μ_v)·(λ_ω×c) + ½a·(μ_v×λ_v)
+        vi-cay-ln, -exp-ln: (I − ½ ad)ᵀμ = μ − ½(μ_ω×a + μ_v×c, μ_v×a), so
+                         λ·(I − ½ ad)ᵀμ ≐ −½(a·(λ_ω×μ_ω) + c·(λ_ω×μ_v) + a·(λ_v×μ_v)).
     """
     Xv = np.concatenate([xi, T[:, None]], axis=1) if T_free else xi
     var = Jet.variables(Xv)
@@ -472,7 +472,6 @@ class HolonomicModel(Model):
         N, nu, I6 = self.N, len(self.inputs), self.inertia
         idx = np.concatenate([self.xi[0], self.u[0], self.rho[0], self.x[0], [self.T]])[None, :]
         L = 6 + nu + 7
-        xi0 = self.xi_start[None, :]
 
         def fun(X, Rr, x0):
             h = X[:, L - 1] / N

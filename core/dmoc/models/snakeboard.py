@@ -10,10 +10,10 @@ The vehicle module solves the momentum equation for s_k by Newton inside its ste
 as a variable and imposes the equation itself, so every row is explicit (nine per step):
 
     Π = π_ψ + h(1−α) f^ψ,   u^φ = (π_φ + h(1−α) f^φ)/(2J),   φ_{k+α} = φ + αh u^φ
-    e₁(φ_k)ᵀ C_cay(hξ_k)ᵀ μ_k − P_k = 0                       (momentum, eq. 16: the cubic in s_k)
+    e₁(φ_k)ᵀ dcay⁻¹(hξ_k)ᵀ μ_k − P_k = 0                      (momentum, eq. 16: the cubic in s_k)
     θ' = θ + 2 atan(½hω),  (x', y') = (x, y) + R(θ)(4hv, 2hω hv)/(4 + (hω)²)     (g' = g cay(hξ))
     ψ' = ψ + h(Π/I − ω),   φ' = φ + h u^φ
-    P' = e₁(φ')ᵀ C_cay(−hξ_k)ᵀ μ_k,   π_ψ' = Π + hα f^ψ,   π_φ' = 2J u^φ + hα f^φ
+    P' = e₁(φ')ᵀ dcay⁻¹(−hξ_k)ᵀ μ_k,   π_ψ' = Π + hα f^ψ,   π_φ' = 2J u^φ + hα f^φ
 
 with ω = s e₁⁰(φ_{k+α}), v = s e₁¹(φ_{k+α}), μ_k = (Π + (ml² − I)ω, m v, 0) — the same equations as
 ``core.vehicles.snakeboard.step`` (a test checks that these residuals vanish on its output). The

@@ -1,6 +1,6 @@
 """vi-cay4 for a batch of bodies on (B, k) arrays: the triple jump of the vi-cay-ln step
 (:mod:`.triple_jump`; Kobilarov, Crane & Desbrun 2009, "Lie group integrators for animation and
-control of vehicles", eqs. 9–10 with C_LN; Yoshida 1990; docs/equations.md, "Holonomic variational
+control of vehicles", eqs. 9–10 with C = I − ½ ad; Yoshida 1990; docs/equations.md, "Holonomic variational
 integrator"), carrying the world-frame linear momentum P like :mod:`.cay4_floats`.
 
 Paths. A batch with a wrench: :func:`run_cay4_batch`, sub-step after sub-step, one LAPACK call per

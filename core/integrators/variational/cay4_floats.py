@@ -5,7 +5,7 @@ translation of τ is R_k (h/m)(I + û)p/(1 + |u|²) = (h/m) P/(1 + |u|²) and R_
 fast paths carry P instead of the body b^v: x_{k+1} = x_k + (h/m) P/(1 + |u|²), P unchanged by
 the drift, P += (h/2) R F at a kick. The body momentum R_kᵀP is formed only for the output and
 for a wrench function's ξ argument. With μ⁺_ω = 2Jω − b^ω (Kobilarov, Crane & Desbrun 2009,
-eq. 10 with C_LN; docs/equations.md, "Holonomic variational integrator") a sub-step needs no
+eq. 10 with C = I − ½ ad; docs/equations.md, "Holonomic variational integrator") a sub-step needs no
 kernel call besides the fused Newton solve (:func:`.newton.newton_ln`). With the guesses of
 :mod:`.triple_jump` that makes a step about twice as fast as the vi-cay-ln step composed through
 :func:`.reduced.run_scalar` (``substeps``).

@@ -1,10 +1,10 @@
-"""vi-cay4's batch kernels as constant matrices: the C_LN residual and Jacobian, the quaternion step
+"""vi-cay4's batch kernels as constant matrices: the vi-cay-ln residual and Jacobian, the quaternion step
 and 3×3 inverses, each one numpy call over the batch (:mod:`.cay4_arrays`).
 
 Per-call numpy overhead dominates for the batches these run (tens of bodies), so each quantity is
 one matmul of an outer product with a constant matrix where possible. The residual is the one of
 the vi-cay-ln step (Kobilarov, Crane & Desbrun 2009, "Lie group integrators for animation and
-control of vehicles", eq. 10 with C_LN, Appendix A), G(ω) = Jω + (h/2) ω × Jω − b^ω (:mod:`.newton`).
+control of vehicles", eq. 10 with C = I − ½ ad, Appendix A), G(ω) = Jω + (h/2) ω × Jω − b^ω (:mod:`.newton`).
 """
 from __future__ import annotations
 

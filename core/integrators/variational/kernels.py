@@ -156,7 +156,7 @@ def _cay_finish(w1, w2, w3, J1, J2, J3, h, im, b1, b2, b3):
 
 
 def _ln_rj(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
-    """C_LN with M = m I₃: G = (I + û) J ω − b^ω, u = (h/2)ω (v × m v = 0 decouples v)."""
+    """C = I − ½ ad with M = m I₃: G = (I + û) J ω − b^ω, u = (h/2)ω (v × m v = 0 decouples v)."""
     hh = 0.5 * h
     u1 = hh * w1
     u2 = hh * w2
@@ -181,7 +181,7 @@ def _ln_res(w1, w2, w3, J1, J2, J3, h, im, bw1, bw2, bw3, b1, b2, b3):
 
 
 def _ln_out(w1, w2, w3, J1, J2, J3, h, im, b1, b2, b3):
-    """C_LN after the solve: p = (I + û)⁻¹ b^v, μ⁺ = ((I − û) J ω, (I − û) p)."""
+    """C = I − ½ ad after the solve: p = (I + û)⁻¹ b^v, μ⁺ = ((I − û) J ω, (I − û) p)."""
     hh = 0.5 * h
     u1 = hh * w1
     u2 = hh * w2
@@ -340,7 +340,7 @@ def _make_exp_kernels(coef: Callable):
     def finish(w1, w2, w3, J1, J2, J3, h, im, b1, b2, b3):
         """p = dexp(a)ᵀ b^v, μ⁺ = (A(−a)ᵀJω + (h/m)T, A(−a)ᵀp) with A(−a)ᵀy = y − ½a×y + k4(a(a·y) − θ²y);
         then the exp pose: rotation exp(a) (eq. 11) as the quaternion (cos(θ/2), sin(θ/2) a/θ),
-        translation B_exp(a) h v = c + cosc a×c + k1(a(a·c) − θ²c) (eq. 13)."""
+        translation so3.dexp(a) h v = c + cosc a×c + k1(a(a·c) − θ²c) (eq. 13)."""
         a1 = h * w1
         a2 = h * w2
         a3 = h * w3

@@ -8,7 +8,7 @@ Start. Newton starts from a polynomial extrapolation of the last ω of the same 
 (:func:`extrapolate`, degree 4 with five values: error O(h⁵)); the first steps, and a retry after a
 failed solve, start from the explicit 𝕀⁻¹b. vi-cay4 adds its own correction (:mod:`.triple_jump`).
 
-Error bound. For C_LN the residual G(ω) = Jω + (h/2) ω × Jω − b^ω is quadratic,
+Error bound. For C = I − ½ ad (vi-cay-ln) the residual G(ω) = Jω + (h/2) ω × Jω − b^ω is quadratic,
 A = dG/dω = J + (h/2)(ω̂J − (Jω)^). With δ a Newton update, the residual after it is exactly
 Q(δ) = (h/2) δ × Jδ, so the error left is e = A⁻¹Q(δ); after a simplified-Newton ("chord")
 update δ_n with the Jacobian A₀ of the last Newton update Δ, e ≈ A₀⁻¹(h/2)(Δ × Jδ_n + δ_n × JΔ).
@@ -21,12 +21,13 @@ kc D₁ D_n is below the tolerance: the error left is below round-off, where the
 spend one more, merely confirming update. At h = 0.05 that is about 1.15 updates per solve instead
 of 2. A chord update contracts the error by about √(kc D₁), so it is used (at most ``CHORDS`` per
 Jacobian) only after a Newton update with kc D₁ < ``CHORD_START``. vi-cay and vi-exp widen kc
-(:func:`newton_bound`). tests/core/test_holonomic.py and tests/core/test_holonomic_fast_newton.py
-check the bound on random bodies, steps and guesses and the agreement with plain Newton.
+(:func:`newton_bound`). tests/core/integrators/test_holonomic.py and
+tests/core/integrators/test_holonomic_fast_newton.py check the bound on random bodies, steps and guesses
+and the agreement with plain Newton.
 
 Solvers, with the 3×3 algebra unrolled for the reason given in :mod:`.kernels`:
 :func:`newton_scalar` (one body, floats) and :func:`newton_arrays` (a batch, (B,) component
-arrays) for any reduced kernel, and :func:`newton_ln`, vi-cay4's C_LN residual and Jacobian fused
+arrays) for any reduced kernel, and :func:`newton_ln`, vi-cay4's vi-cay-ln residual and Jacobian fused
 into the Newton loop on floats (calling the kernel and :func:`adjugate3` per update instead would
 add about 10 % to a vi-cay4 step), with ``strict=True`` running full Newton updates until |δ|
 itself is below ``NEWTON_TOL`` (the reference the tests compare the fast termination against).
@@ -51,11 +52,11 @@ def newton_bound(pv_max: float | None, h: float, Jmax, Jmin, im, w1, w2, w3, b1,
     """Factor kc of the a-priori Newton error bound of the reduced kernels (floats or arrays).
 
     After a Newton update δ from a guess (D = δᵀJδ) the error left e satisfies eᵀJe ≤ kc D²; after
-    a chord update δ_n that reuses that Jacobian, eᵀJe ≤ kc D₁ D_n. For C_LN the residual is
+    a chord update δ_n that reuses that Jacobian, eᵀJe ≤ kc D₁ D_n. For C = I − ½ ad the residual is
     quadratic, G(ω − δ) − (Newton model) = (h/2) δ × Jδ, which gives kc = 2h² J_max/J_min²
     (derivation in the module docstring). vi-cay and vi-exp add cubic and b^v-dependent terms; the
-    factor (1 + p_v)², p_v = h²|b^v|²/(m J_min), covers them (tests/core/test_holonomic.py checks
-    the bound on random bodies, steps, momenta and guesses: measured worst 6 % of it for C_LN,
+    factor (1 + p_v)², p_v = h²|b^v|²/(m J_min), covers them (tests/core/integrators/test_holonomic.py checks
+    the bound on random bodies, steps, momenta and guesses: measured worst 6 % of it for I − ½ ad,
     37 % for vi-cay, 5 % for vi-exp with p_v ≤ 10, where its bound stops). Trusted for
     u_r = (h/2)|ω| J_max/J_min ≤ ``UR_MAX`` (and p_v ≤ ``pv_max``); elsewhere kc = ∞ and the
     a-posteriori tests of :func:`newton_scalar` decide alone.

@@ -2,27 +2,28 @@
 
 A pairing is a group difference map τ: se(3) → SE(3) with C_τ, the matrix of its inverse
 right-trivialised tangent (Kobilarov, Crane & Desbrun 2009, "Lie group integrators for animation
-and control of vehicles", eqs. 9–14, Appendix A; docs/equations.md, "Difference maps τ and their
-tangents"). Newton on the six unknowns of eq. (10) needs C(η)ᵀμ and its derivative
+and control of vehicles", eqs. 9–14, Appendix A; docs/equations.md, "Group difference maps τ and
+their tangents"). Newton on the six unknowns of eq. (10) needs C(η)ᵀμ and its derivative
 K(η, μ) = ∂_η[C(η)ᵀμ], derived per C below. The method names are a contract:
 
-``vi-cay``        τ = matrix Cayley transform (se3.cay), C = exact C_cay. Conserves the discrete
+``vi-cay``        τ = matrix Cayley transform (se3.cay), C = se3.dcay_inv. Conserves the discrete
                   spatial momentum of a free body to round-off (discrete Noether:
                   C(−ξ)ᵀ = Ad_{τ(ξ)}ᵀ C(ξ)ᵀ); kinetic energy bounded, no drift.
-``vi-cay-ln``     the paper's Appendix A: τ = se3.cay_paper with C_LN = I − ½ ad. Conserves the
-                  spatial momentum to round-off and, with M = m I₃, the node kinetic energy
-                  ½ mᵀ𝕀⁻¹m too: the reduced equations are (I + (h/2)ω̂) J ω = b^ω and
-                  (I + (h/2)ω̂) m v = b^v, and μ⁺ = (I − (h/2)ω̂)(Jω, m v) has the same
-                  ½ μᵀ𝕀⁻¹μ as b because ω × Jω ⊥ ω.
-``vi-exp``        τ = exp with the closed-form dexp⁻¹ (Park & Chung, eqs. 23–24):
+``vi-cay-ln``     the paper's Appendix A: τ = se3.cay_paper with C = se3.dexp_inv_linear = I − ½ ad
+                  (the paper's C_LN). Conserves the spatial momentum to round-off and, with
+                  M = m I₃, the node kinetic energy ½ mᵀ𝕀⁻¹m too: the reduced equations are
+                  (I + (h/2)ω̂) J ω = b^ω and (I + (h/2)ω̂) m v = b^v, and
+                  μ⁺ = (I − (h/2)ω̂)(Jω, m v) has the same ½ μᵀ𝕀⁻¹μ as b because ω × Jω ⊥ ω.
+``vi-exp``        τ = exp with the closed-form se3.dexp_inv (Park & Chung, eqs. 23–24):
                   conserves the spatial momentum to round-off; energy bounded.
-``vi-exp-ln``     τ = exp with C_LN: approximate pairing. The node energy is still exact (same
-                  reduced equations as vi-cay-ln), but the spatial momentum is not conserved.
-``vi-exp-series`` τ = exp with the truncated C_exp = I − ½ ad + (1/12) ad² (eq. 14): approximate;
+``vi-exp-ln``     τ = exp with se3.dexp_inv_linear: approximate pairing. The node energy is still
+                  exact (same reduced equations as vi-cay-ln), but the spatial momentum is not
+                  conserved.
+``vi-exp-series`` τ = exp with se3.dexp_inv_series = I − ½ ad + (1/12) ad² (eq. 14): approximate;
                   momentum and energy drift.
 
 Measured on the asymmetric tumbling test body (J = (3, 2, 1), m = 2, ω₀ = (0.1, 2, 0.4),
-v₀ = (1, 0.5, −0.3), h = 0.05; tests/core/test_holonomic_conservation.py): vi-exp-ln loses the
+v₀ = (1, 0.5, −0.3), h = 0.05; tests/core/integrators/test_holonomic_conservation.py): vi-exp-ln loses the
 direction of the linear momentum, |ΔP|/|P₀| ≈ 0.8 and |ΔL|/|L₀| ≈ 50 after 10⁴ steps (L carries
 x × P), with the energy exact; vi-exp-series |ΔL|/|L₀| ≈ 5e-4, |ΔP|/|P₀| ≈ 3e-5 after 2·10³
 steps and a kinetic-energy trend of 3e-6 of E₀ (oscillation 3e-4). The conserving pairings stay
@@ -70,7 +71,7 @@ def _lam(mu: np.ndarray) -> np.ndarray:
 
 
 def _K_ln(eta: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """∂_η[C_LN(η)ᵀ μ] = −½ Λ(μ), since C_LNᵀ μ = μ − ½ ad_ηᵀ μ."""
+    """∂_η[dexp_inv_linear(η)ᵀ μ] = −½ Λ(μ), since (I − ½ ad_η)ᵀ μ = μ − ½ ad_ηᵀ μ."""
     return -0.5 * _lam(mu)
 
 
@@ -82,7 +83,7 @@ def _K_series(eta: np.ndarray, mu: np.ndarray) -> np.ndarray:
 
 
 def _K_cay(eta: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """∂_η of C_cayᵀ μ = (μ_ω + ½a×μ_ω + ¼a(a·μ_ω) + ½c×q, q), q = μ_v + ½a×μ_v, η = (a, c)."""
+    """∂_η of dcay_inv(η)ᵀ μ = (μ_ω + ½a×μ_ω + ¼a(a·μ_ω) + ½c×q, q), q = μ_v + ½a×μ_v, η = (a, c)."""
     a, c = eta[..., :3], eta[..., 3:]
     mw, mv = mu[..., :3], mu[..., 3:]
     q = mv + 0.5 * np.cross(a, mv)
@@ -131,12 +132,12 @@ def _K_exp(eta: np.ndarray, mu: np.ndarray) -> np.ndarray:
 
 
 def _tau_cay(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return so3.cay(eta[..., :3]), np.einsum("...ij,...j->...i", so3.B_cay(eta[..., :3]), eta[..., 3:])
+    return so3.cay(eta[..., :3]), np.einsum("...ij,...j->...i", se3.B_cay(eta[..., :3]), eta[..., 3:])
 
 
 def _tau_cay_paper(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (so3.cay(eta[..., :3]),
-            np.einsum("...ij,...j->...i", so3.B_cay_paper(eta[..., :3]), eta[..., 3:]))
+            np.einsum("...ij,...j->...i", se3.B_cay_paper(eta[..., :3]), eta[..., 3:]))
 
 
 def _tau_exp(eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -156,11 +157,11 @@ class Pairing:
 
 
 PAIRINGS: dict[str, Pairing] = {
-    "vi-cay": Pairing("vi-cay", _tau_cay, se3.C_cay, _K_cay, True, KERNELS["vi-cay"]),
-    "vi-cay-ln": Pairing("vi-cay-ln", _tau_cay_paper, se3.C_ln, _K_ln, True, KERNELS["vi-cay-ln"]),
-    "vi-exp": Pairing("vi-exp", _tau_exp, se3.C_exp, _K_exp, True, KERNELS["vi-exp"]),
-    "vi-exp-ln": Pairing("vi-exp-ln", _tau_exp, se3.C_ln, _K_ln, False, KERNELS["vi-exp-ln"]),
-    "vi-exp-series": Pairing("vi-exp-series", _tau_exp, se3.C_exp_series, _K_series, False, None),
+    "vi-cay": Pairing("vi-cay", _tau_cay, se3.dcay_inv, _K_cay, True, KERNELS["vi-cay"]),
+    "vi-cay-ln": Pairing("vi-cay-ln", _tau_cay_paper, se3.dexp_inv_linear, _K_ln, True, KERNELS["vi-cay-ln"]),
+    "vi-exp": Pairing("vi-exp", _tau_exp, se3.dexp_inv, _K_exp, True, KERNELS["vi-exp"]),
+    "vi-exp-ln": Pairing("vi-exp-ln", _tau_exp, se3.dexp_inv_linear, _K_ln, False, KERNELS["vi-exp-ln"]),
+    "vi-exp-series": Pairing("vi-exp-series", _tau_exp, se3.dexp_inv_series, _K_series, False, None),
 }
 VI_METHODS: tuple[str, ...] = tuple(PAIRINGS)
 
