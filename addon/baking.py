@@ -29,6 +29,7 @@ import numpy as np
 
 from . import action_compat
 from .properties import CHILD_ROLES, CORE_VEHICLE_NAMES, vehicle_spec
+from .ride import car_ride
 
 GROUP = "Object Transforms"
 _LINEAR = 1  # FCurve keyframe interpolation 'LINEAR' as stored (Bezier triple ipo)
@@ -265,11 +266,16 @@ def _parent_space(obj, scene, frames: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def _body_channels(obj, scene, trajectory, samples: _Samples, frames) -> _Channels:
+def _body_channels(obj, scene, trajectory, samples: _Samples, frames, pose=None) -> _Channels:
+    """The object's location and rotation at the bake's times; ``pose``: (positions, rotations) of the
+    trajectory's point there instead of the trajectory's own (a car's ride over the ground)."""
     from ..core.lie import quaternion
     _check_rotation_mode(obj)
-    position = samples.motion.position[samples.at]
-    rotation = samples.motion.rotation[samples.at]
+    if pose is None:
+        position = samples.motion.position[samples.at]
+        rotation = samples.motion.rotation[samples.at]
+    else:
+        position, rotation = pose
 
     parent = _parent_space(obj, scene, frames)
     offset = _body_offset(trajectory)
@@ -417,6 +423,21 @@ def _child_channels(vehicle, part, child, shape: dict, at: np.ndarray) -> _Chann
     return _Channels(child, _rotation_curves(child, q, rest), rest)
 
 
+def _with_hub_move(vehicle, child, channels: _Channels | None, move: np.ndarray) -> _Channels:
+    """Add the wheel's location: its rest location plus its hub's move in the car's frame (scene units,
+    (K, 3)), taken through the car's scale and the child's parent inverse into the child's location."""
+    rest = channels.rest if channels is not None else _rest(child)
+    scale = np.asarray(vehicle.scale, dtype=float)
+    if np.any(np.abs(scale) < 1e-12):
+        raise _error(f"bake: '{vehicle.name}' has a zero scale: its wheels cannot be placed")
+    inverse = np.linalg.inv(np.asarray(child.matrix_parent_inverse, dtype=float)[:3, :3])
+    local = np.asarray(rest[0], dtype=float) + (move / scale) @ inverse.T
+    curves = [("location", j, local[:, j]) for j in range(3)]
+    if channels is None:
+        return _Channels(child, curves, rest)
+    return _Channels(child, curves + channels.curves, rest)
+
+
 def _vehicle_type(obj, trajectory) -> str:
     """The object's vehicle type; when it has none, the trajectory's."""
     vehicle_type = obj.vehicle_motion.vehicle_type
@@ -542,16 +563,25 @@ def bake(obj, trajectory, *, frame_start: float = 1, fps: float = 24.0, times=No
         frames = frame_start + np.arange(len(times), dtype=float)
     samples = _sample(trajectory, times)
 
-    plan = [_body_channels(obj, scene, trajectory, samples, frames)]
-    seen = {obj.name}
     vehicle_type = _vehicle_type(obj, trajectory)
+    ride_warnings: list[str] = []
+    ride = car_ride(obj, scene, trajectory, samples.motion.time, times, fps, ride_warnings) \
+        if vehicle_type == "CAR" else None
+    pose = None if ride is None else (ride.position, ride.rotation)
+    plan = [_body_channels(obj, scene, trajectory, samples, frames, pose)]
+    seen = {obj.name}
     shape = wheel_shapes(vehicle_type, trajectory, samples.motion)
+    if ride is not None:   # each wheel rolls along its own 3D contact path (core.terrain.ride)
+        start = float(shape["wheel_angle"][0]) if "wheel_angle" in shape else 0.0
+        shape.update({"wheel_angle_" + role[len("wheel_"):]: start + spin for role, spin in ride.spins.items()})
     spec = vehicle_spec(vehicle_type)
     for part in spec.parts if spec is not None else ():
         child = getattr(obj.vehicle_motion, part.role)
         if child is None or child.name in seen:
             continue
         channels = _child_channels(obj, part, child, shape, samples.at)
+        if ride is not None and part.role in ride.hub_moves:
+            channels = _with_hub_move(obj, child, channels, ride.hub_moves[part.role])
         if channels is not None:
             plan.append(channels)
             seen.add(child.name)
@@ -562,6 +592,7 @@ def bake(obj, trajectory, *, frame_start: float = 1, fps: float = 24.0, times=No
         seen.add(channels.obj.name)
 
     result = BakeResult(float(frames[0]), float(frames[-1]), grid=node_grid(trajectory))
+    result.warnings.extend(ride_warnings)
     result.warnings.extend(overrides(plan))
     refs = _new_actions(plan, frames)
     for ob in _baked_by(obj):

@@ -17,6 +17,7 @@ from bpy.props import (BoolProperty, EnumProperty, FloatProperty, FloatVectorPro
                        IntProperty, PointerProperty, StringProperty)
 
 from ..core.scenario import MAX_SOLVE_STEPS
+from ..core.terrain.suspension import PRESETS as SUSPENSION_PRESETS
 from ..core.vehicles.spec import Parameter, Preset, VehicleSpec, vehicle_specs
 
 SPECS: dict[str, VehicleSpec] = {spec.name.upper(): spec for spec in vehicle_specs()}
@@ -192,6 +193,10 @@ class VehicleMotionObjectSettings(bpy.types.PropertyGroup):
                ("TYPED", "Typed Values",
                 "Use Wheel Radius and Wheelbase as typed (the rear axle still sits midway between the rear "
                 "wheel objects, when there are both)")])
+    suspension: EnumProperty(
+        name="Suspension", default="STANDARD",
+        description="How the car's body rides over the scene's Ground (bake only; on flat ground it stays level)",
+        items=[(p.name.upper(), p.label, p.description) for p in SUSPENSION_PRESETS])
     rotor_geometry: EnumProperty(
         name="Rotor Hubs", default="PARTS",
         description="Where the helicopter's main rotor height and tail rotor arm come from",
@@ -386,6 +391,15 @@ class VehicleMotionSceneSettings(bpy.types.PropertyGroup):
         description="Re-solve a solved vehicle, starting from its last solve, shortly after one of its keys, "
                     "constraint empties or obstacles changes: the path is stored and previewed, not baked; "
                     "turning Live Solve off bakes the vehicles it re-solved")
+    ground: PointerProperty(
+        name="Ground", type=bpy.types.Collection,
+        description="The collection whose meshes (its child collections' too, modifiers applied) are the terrain "
+                    "ground vehicles drive on; empty: the collections named Ground")
+    water: PointerProperty(
+        name="Water", type=bpy.types.Object, poll=lambda _settings, obj: obj.type == "MESH",
+        description="The water surface boats float on, sampled at every frame of the shot (modifiers and "
+                    "animation applied: an Ocean modifier's waves, or any animated mesh); empty: the meshes of "
+                    "the collection named Water, else an object with an Ocean modifier, else calm water at z = 0")
 
 
 def _after(annotations: dict, key: str, extra: dict) -> dict:

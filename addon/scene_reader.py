@@ -13,7 +13,9 @@
 * the vehicle's collision spheres and real geometry, a car's wheel layout, a boat's hull and a
   helicopter's rotor hubs (``scene_geometry``);
 * the vehicle's parameters, input limits and control channels, from its spec (``core.vehicles.spec``),
-  and the scene's frame rate, range and Solve Settings (``scene_settings``).
+  and the scene's frame rate, range and Solve Settings (``scene_settings``);
+* a boat's water: the scene's water surface sampled over the shot (``scene_water``), last, as it moves
+  the scene through the frames.
 
 Everything is read before anything is solved; problems are a :class:`SceneError`, one line naming the
 object or frame, and the numbers are checked as ``scene_keys`` says. The scene is left as it was (the
@@ -39,6 +41,8 @@ from .scene_obstacles import OBSTACLE_COLLECTION, constraint_empties, obstacles,
 from .scene_obstacles import OBSTACLE_COLLECTION_NAME as _OBSTACLE_COLLECTION_NAME  # noqa: F401  (addon.live)
 from .scene_settings import (check_parameters, check_parts, control_values, frame_map, input_limits, parameters,
                              shot_settings, simulation_range, solve_range)
+from .scene_ground import off_ground, scene_ground
+from .scene_water import reach_region, water_table
 
 SOLVABLE = frozenset(t for t, spec in SPECS.items() if spec.solvable)
 PLANAR = frozenset(t for t, spec in SPECS.items() if spec.planar)
@@ -111,12 +115,39 @@ class _Reader:
         if centred is not None:  # a boat's own hull, a helicopter's rotor hubs: the solve plans the centre of mass
             shot.parameters.update(centred[0])
             shot.body_offset = centred[1]
+        if self.vtype == "CAR":
+            self.read_ground(shot, fm)
+        if self.vtype == "BOAT":
+            reach = reach_region([k.position for k in keys] + [c.position for c in empties if c.position is not None],
+                                 fm, spheres)
+            water = water_table(scene, obj, fm, self.guard, self.warnings, reach)
+            if water is not None:
+                shot.parameters["water"] = water
         try:
             return plan(shot)
         except SceneError:
             raise
         except ShotError as exc:
             raise SceneError(str(exc)) from None
+
+    def read_ground(self, shot: ShotInput, fm) -> None:
+        """The scene's Ground as the car's [vehicle.terrain]: its slope enters the drive."""
+        ground = self.terrain_table(shot.parameters, fm)
+        if ground is None:
+            return
+        keys = np.array([k.position[:2] for k in shot.keys]) * fm.scale   # world metres
+        warning = off_ground(ground, keys, [k.frame for k in shot.keys])
+        if warning is not None:
+            self.warnings.append(warning)
+
+    def terrain_table(self, vehicle: dict, fm: FrameMap):
+        """Put the scene's Ground into ``vehicle`` as [vehicle.terrain] in solve coordinates; the ground read
+        (``addon.scene_ground.SceneGround``), or None without one."""
+        ground = scene_ground(self.scene, self.warnings)
+        if ground is not None:
+            origin = np.asarray(fm.offset, dtype=float) * fm.scale
+            vehicle["terrain"] = {"vertices": ground.vertices - origin, "triangles": ground.triangles}
+        return ground
 
     def simulation(self) -> SimulationProblem:
         """The ``simulate`` scenario: the start pose and speed, the parameters, the control channels."""
@@ -161,6 +192,12 @@ class _Reader:
             vehicle.update(wheel_radius=geometry.wheel_radius, wheelbase=geometry.wheelbase)
         if centred is not None:
             vehicle.update(centred[0])
+        if self.vtype == "CAR":
+            self.terrain_table(vehicle, fm)
+        if self.vtype == "BOAT":
+            water = water_table(scene, obj, fm, self.guard, self.warnings)
+            if water is not None:
+                vehicle["water"] = water
         scenario = {"vehicle": vehicle, "integrator": integrator, "initial": initial}
         if self.spec.inputs:  # a rigid body has no inputs (and no [controls] table)
             scenario["controls"] = control_values(obj, self.spec, self.fcurves, fm, self.warnings)

@@ -60,6 +60,8 @@ class VEHICLE_MOTION_PT_vehicle(_VehicleTab, bpy.types.Panel):
             if name == "main_rotor_offset":  # a helicopter's rotor hubs: measured from its rotors, or typed
                 col.prop(settings, "rotor_geometry")
             col.prop(settings, name)
+        if settings.vehicle_type == "CAR":
+            layout.prop(settings, "suspension")
         col = layout.column(align=True)
         col.prop(settings, "speed")
         col.prop(settings, "collision_radius")
@@ -105,6 +107,8 @@ class VEHICLE_MOTION_PT_solve(_VehicleTab, bpy.types.Panel):
         col.active = scene_settings.use_frame_range
         col.prop(scene_settings, "frame_start", text="Frame Start")
         col.prop(scene_settings, "frame_end", text="End")
+        layout.prop(scene_settings, "ground")
+        layout.prop(scene_settings, "water")
         layout.prop(scene_settings, "node_spacing")
         if scene_settings.node_spacing == "COUNT":
             layout.prop(scene_settings, "node_count")

@@ -85,13 +85,15 @@ def helicopter_base(heli: Helicopter, controls: Mapping[str, np.ndarray], steps:
     return VehicleBase("helicopter", heli.mass, heli.inertia, wrench, c, heli, int(steps))
 
 
-def boat_base(boat: Boat, controls: Mapping[str, np.ndarray], steps: int) -> VehicleBase:
-    """Thrusters + buoyancy + hydrodynamics + wind at the stage state, without the weight."""
+def boat_base(boat: Boat, controls: Mapping[str, np.ndarray], steps: int, dt: float | None = None) -> VehicleBase:
+    """Thrusters + buoyancy + hydrodynamics + wind at the stage state, without the weight (on moving water the
+    sea held over step k at its midpoint time (k + ½) dt, as ``Boat.system`` holds it)."""
     u = boat.check_controls(controls, steps)                                      # (steps, n)
     thrust = u @ boat.control_matrix.T                                            # (steps, 6)
 
     def wrench(k: int, R: np.ndarray, x: np.ndarray, xi: np.ndarray) -> np.ndarray:
-        return thrust[k] + boat.external_wrench(R, x, xi) - weight(boat.mass, R)
+        t = (k + 0.5) * dt if boat.moving else None
+        return thrust[k] + boat.external_wrench(R, x, xi, time=t) - weight(boat.mass, R)
 
     return VehicleBase("boat", boat.mass, boat.inertia, wrench,
                        {name: u[:, i] for i, name in enumerate(boat.input_names)}, boat, int(steps))
@@ -126,7 +128,7 @@ def from_scenario(root: Mapping, steps: int, dt: float) -> VehicleBase:
         vehicle.finish()
         names = boat.input_names
         controls = read_controls(table, names, steps, dt, {n: (-boat.max_thrust, boat.max_thrust) for n in names})
-        return boat_base(boat, controls, steps)
+        return boat_base(boat, controls, steps, dt)
     from ..scenario.rigid_body import read_body
     body = read_body(vehicle)             # its gravity key is unused: the chain's gravity acts on every body
     vehicle.finish()

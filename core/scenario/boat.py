@@ -31,12 +31,14 @@
   E_xy); must be positive definite;
 * ``wind`` = [wx, wy, wz] (m/s, world frame; default calm): air velocity; drag ½ ρ_air C_d A_p |v|v
   with ρ_air = 1.225 kg/m³, C_d = 1 on the emerged hull;
-* ``current`` = [cx, cy, cz] (m/s, world frame; default still): the water velocity η.
+* ``current`` = [cx, cy, cz] (m/s, world frame; default still): the water velocity η;
+* ``[vehicle.water]``: moving water — regular waves or heights sampled over frames
+  (:mod:`core.scenario.water`).
 
 Inputs: ``thruster_1``, ``thruster_2``, … (N, one per thruster, per step). The water surface is
-the plane z = 0, water density 1000 kg/m³, gravity 9.81 m/s² along −z. ``[integrator]`` method
-(default "vi-cay-ln", the paper's Appendix A pairing), dt, steps; ``[initial]`` as for the rigid body (a boat floating level at
-rest has its centre of mass a little above z = 0: 0.084 m for the defaults).
+the plane z = 0 unless ``[vehicle.water]`` moves it, water density 1000 kg/m³, gravity 9.81 m/s² along −z.
+``[integrator]`` method (default "vi-cay-ln", the paper's Appendix A pairing), dt, steps; ``[initial]`` as for
+the rigid body (a boat floating level at rest has its centre of mass a little above z = 0: 0.084 m for the defaults).
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ from ..vehicles.water import Wind
 from . import Table
 from .common import read_integrator, read_parameter, read_se3_initial
 from .controls import read_controls
+from .water import read_water
 
 HULL_SIZE_KEYS = ("hull_length", "hull_beam", "hull_height")
 
@@ -133,9 +136,10 @@ def read_boat(vehicle: Table) -> Boat:
     wind = vehicle.vector("wind", 3, [0.0, 0.0, 0.0])
     current = vehicle.vector("current", 3, [0.0, 0.0, 0.0])
     max_thrust = read_parameter(vehicle, BOAT.parameter("max_thrust"), defaults["max_thrust"])
+    surface, orbital = read_water(vehicle)
     return Boat(mass=mass, inertia=tuple(inertia), hull=hull,
                 thrusters=thrusters, damping=damping, wind=Wind(wind), current=current,
-                max_thrust=max_thrust)
+                max_thrust=max_thrust, surface=surface, orbital=orbital)
 
 
 def simulate(root: Table) -> Trajectory:

@@ -16,6 +16,9 @@ Keys (a contract relied on outside the project; SI units, angles in radians)::
     max_steering_rate = 1.2       # 1/s, limit on |steering_rate| (the rate of tan φ)
     max_torque = 2000.0           # N·m, limit on |torque| at the rear wheels
 
+    [vehicle.terrain]             # optional: a sloped plane or a triangle mesh (core.scenario.terrain);
+                                  # its gravity along the ground enters the drive, the path stays planar
+
     [integrator]
     method = "vi"                 # the only method (default)
     dt = 0.02                     # s
@@ -42,6 +45,7 @@ from ..vehicles.car_spec import CAR
 from . import Table
 from .common import read_integrator, read_parameters
 from .controls import read_controls
+from .terrain import read_terrain
 
 METHODS = ("vi",)
 
@@ -69,10 +73,11 @@ def simulate(root: Table) -> Trajectory:
     vehicle = root.table("vehicle", required=True)
     vehicle.string("type")
     car = read_car(vehicle)
+    terrain = read_terrain(vehicle)
     vehicle.finish()
     settings = read_integrator(root, METHODS, "vi", with_alpha=True)
     initial = read_initial(root)
     initial.check(car)
     controls = read_controls(root, CAR.input_names, settings.steps, settings.dt, CAR.input_bounds(car))
     root.finish()
-    return simulate_car(car, initial, controls, settings.dt, settings.steps, settings.alpha)
+    return simulate_car(car, initial, controls, settings.dt, settings.steps, settings.alpha, terrain)

@@ -402,6 +402,8 @@ class Planner:
             boat = read_boat(Table(dict(self.shot.parameters), "vehicle"))
         except VehicleMotionError:
             return  # the solve names the bad key
+        if boat.moving:
+            return  # on waves a boat heaves wherever it is held
         for c in at_rest:
             r = quaternion.to_matrix(np.asarray(c.orientation, dtype=float)) if c.orientation is not None else None
             z = float(fm.to_solve(c.position)[2])
@@ -515,6 +517,8 @@ class Planner:
         check_steps(seg_map, "" if (a, b) == (fm.frame_start, fm.frame_end) else " (between stops)")
         scenario = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in base.items()}
         scenario["vehicle"] = dict(base["vehicle"])
+        if "water" in scenario["vehicle"]:   # a boat's sampled water runs on the shot's clock: this segment's start
+            scenario["vehicle"]["water"] = dict(scenario["vehicle"]["water"], time_origin=fm.time(a))
         scenario["integrator"] = dict(base["integrator"], steps=seg_map.steps)
         scenario["time"] = {"duration": seg_map.duration}
         scenario["start"] = self.state_table(start, full=True) if index == 0 else {}

@@ -22,6 +22,14 @@ y to port, z up) with a closed hull mesh (:mod:`core.vehicles.hull`). Body wrenc
   normal to ê = v_rel/|v_rel|, applied at the centroid of that projected area (the centre of
   pressure of the emerged part; for an upright boat in a beam wind, the emerged topsides).
 
+Moving water h(x, y, t) (``surface`` with three arguments, :func:`core.vehicles.water.is_moving`): each pose
+is clipped by the surface at its own time (``time`` of the wrench methods). Over a step the sea is held at the
+step's midpoint time t_k + h/2, as a control is held over it: the variational integrator's two half kicks of
+node k then average the surface at t_k ∓ h/2, h f(t_k) to O(h³), and the DMOC model uses the same two times
+(:mod:`core.dmoc.models.boat`), so a solved motion re-simulates exactly. ``orbital``: the waves' own orbital
+velocity (their ``velocity(points, t)``) is added to η in the hydrodynamic force; off by default, the waves
+then move the boat by buoyancy alone (equations.md, Boat).
+
 Sums. ``external_wrench`` and its Jacobian sum the patches in moment form (``Boat._wrench_sums``): the wholly
 wet and dry faces from per-face tables, the faces the surface cuts as rows (:func:`core.vehicles.hull.clip_split`).
 The patch-by-patch methods ``buoyancy``, ``hydrodynamics`` and ``wind_wrench`` are the definitions they are
@@ -31,7 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence, overload
 
 import numpy as np
 from scipy.optimize import brentq, fsolve
@@ -40,10 +48,10 @@ from ..errors import ScenarioError
 from ..integrators.common import GRAVITY, VEHICLE_DEFAULT_METHOD, HolonomicSystem, RigidState
 from ..trajectory import Trajectory
 from .boat_spec import BOAT, DEFAULT_BEAM, DEFAULT_HEIGHT, DEFAULT_LENGTH, DEFAULT_MASS, box_inertia
-from .hull import TRANSOM_FRACTION, ClipSplit, HeightField, Hull, clip, clip_split, default_hull
-from .water import RHO_WATER, CurrentSpec, Wind, current_field, projected_area
+from .hull import TRANSOM_FRACTION, ClipSplit, Hull, WaterSurface, clip, clip_split, default_hull
+from .water import RHO_WATER, CurrentSpec, VelocityField, Wind, current_field, is_moving, projected_area
 
-_RIB = BOAT.preset("rib").values
+_RIB: Mapping[str, Any] = BOAT.preset("rib").values   # numbers and the inertia triple
 _EDGE_ON = 1e-6       # δ: |n·ê| below this, a patch is edge-on to the wind (see Boat._wind_sums)
 _K = 12               # derivative directions of the wrench sums: s, x, ω, v
 
@@ -74,6 +82,7 @@ def _slot_partials(split: ClipSplit, side: str) -> tuple[np.ndarray, np.ndarray,
     centroids slide along the body edges e_j = (B − A, C − A), ∂r/∂t_j = slide_j e_j."""
     area, pos = getattr(split, side + "_area"), getattr(split, side + "_position")
     area_t, slide = getattr(split, side + "_area_t"), getattr(split, side + "_slide")
+    assert split.edges is not None                                        # a split made with tangents
     w = area[..., None] * slide                                           # (n, slot, t)
     S1_t = np.einsum("nsi,nsj->nij", pos, area_t) + (w[:, 0] + w[:, 1])[:, None, :] * np.swapaxes(split.edges, 1, 2)
     g = np.einsum("nsj,nsi->nji", w, pos)                                 # Σ_s w_sj r_s (n, t, 3)
@@ -105,7 +114,7 @@ def thrust_matrix(thrusters: Sequence[tuple[np.ndarray, np.ndarray]]) -> np.ndar
     return np.concatenate([np.cross(c, d), d], axis=1).T
 
 
-def damping_matrix(values: Sequence[float], where: str = "[vehicle] damping") -> np.ndarray:
+def damping_matrix(values: Sequence[float] | np.ndarray, where: str = "[vehicle] damping") -> np.ndarray:
     """E from 3 values (diagonal) or 6 (symmetric, Voigt order E_xx, E_yy, E_zz, E_yz, E_xz, E_xy); must be ≻ 0."""
     v = np.asarray(values, dtype=float)
     if v.shape == (3, 3):
@@ -132,12 +141,23 @@ class Boat:
     inertia: tuple[float, float, float] = _RIB["inertia"]        # a uniform box of the default hull's size
     hull: Hull = field(default_factory=default_hull)
     thrusters: tuple[tuple[np.ndarray, np.ndarray], ...] = field(default_factory=default_thrusters)
-    damping: np.ndarray = (300.0, 2000.0, 3000.0)     # E (N·s/m): surge, sway, heave
+    # E (N·s/m): surge, sway, heave (any values damping_matrix takes; stored as the 3 × 3 matrix)
+    damping: np.ndarray = field(default_factory=lambda: np.array([300.0, 2000.0, 3000.0]))
     wind: Wind = field(default_factory=Wind)
     current: CurrentSpec = None                       # η: None, (3,) or callable (…, 3) → (…, 3)
     max_thrust: float = _RIB["max_thrust"]            # N per thruster, forward or reverse
     pressure: float = 0.0                             # P (Pa-like magnitude; see module docstring)
-    surface: HeightField | None = None                # water surface h(x, y); None = plane z = 0
+    surface: WaterSurface | None = None               # water surface h(x, y) or moving h(x, y, t); None = z = 0
+    orbital: bool = False                             # a moving surface's orbital velocity enters η
+    # derived in __post_init__ (not parameters): η as a field, whether the water moves, the orbital velocity
+    # (x, t) ↦ (…, 3) when ``orbital``, the sums' constant tables and the last clipping per batch (_remember)
+    _eta: VelocityField = field(init=False, repr=False, compare=False)
+    _moving: bool = field(init=False, repr=False, compare=False)
+    _orbital_velocity: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = field(init=False, repr=False,
+                                                                                    compare=False)
+    _eps_E_eps: np.ndarray = field(init=False, repr=False, compare=False)
+    _wind_table: np.ndarray = field(init=False, repr=False, compare=False)
+    _last_split: dict[int | tuple[int, bytes], ClipSplit] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not (self.mass > 0 and math.isfinite(self.mass)):
@@ -165,6 +185,12 @@ class Boat:
             raise ScenarioError("[vehicle] thrusters", "must list at least one thruster")
         object.__setattr__(self, "thrusters", tuple(ts))
         object.__setattr__(self, "_eta", current_field(self.current, "[vehicle] current"))
+        object.__setattr__(self, "_moving", is_moving(self.surface))
+        velocity = getattr(self.surface, "velocity", None) if self.orbital else None
+        if self.orbital and not (self._moving and callable(velocity)):
+            raise ScenarioError("[vehicle] water", "orbital velocity needs moving waves that have one "
+                                "(regular waves; a sampled surface gives heights only)")
+        object.__setattr__(self, "_orbital_velocity", velocity)
         object.__setattr__(self, "_eps_E_eps", _eps_e_eps(self.damping))
         # the wholly dry faces' wind moments: dA, dA c, dA n, dA c n_ᵀ (c the centroid, n the normal)
         tab = self.hull.tables
@@ -179,6 +205,31 @@ class Boat:
                                 f"{self.hull.volume * RHO_WATER:.6g} kg of water")
 
     # -- parameters ------------------------------------------------------------------------------
+    @property
+    def moving(self) -> bool:
+        """Whether the water moves (a surface h(x, y, t)): the wrench then depends on the time."""
+        return self._moving
+
+    def _times(self, time: np.ndarray | float | None, batch: tuple[int, ...]) -> np.ndarray | None:
+        """Each pose's time on moving water (None on still water, which has no clock)."""
+        if not self._moving:
+            return None
+        if time is None:
+            raise ValueError("Boat: the water moves, so the wrench needs the time of each pose (time=…)")
+        return np.broadcast_to(np.asarray(time, dtype=float), batch)
+
+    def _split_key(self, n: int, t: np.ndarray | None) -> int | tuple[int, bytes]:
+        return n if t is None else (n, np.ascontiguousarray(t).tobytes())
+
+    def _remember(self, split: ClipSplit, t: np.ndarray | None) -> None:
+        """Keep the values-only split for the Jacobian at the same poses (and times: a few, oldest dropped)."""
+        key = self._split_key(len(split.volume), t)
+        if t is not None:
+            timed = [k for k in self._last_split if isinstance(k, tuple)]
+            for k in timed[:max(0, len(timed) - 7)]:
+                del self._last_split[k]
+        self._last_split[key] = split
+
     @property
     def inertia6(self) -> np.ndarray:
         return np.array([*self.inertia, self.mass, self.mass, self.mass])
@@ -206,10 +257,11 @@ class Boat:
         return GRAVITY * np.concatenate([to_body(torque_w), to_body(force_w)], axis=-1)
 
     def hydrodynamics(self, R: np.ndarray, x: np.ndarray, xi: np.ndarray, r: np.ndarray,
-                      n: np.ndarray, dA: np.ndarray) -> np.ndarray:
+                      n: np.ndarray, dA: np.ndarray, time: np.ndarray | None = None) -> np.ndarray:
         """(1/A) Σ_i (r_i × f_h,i, f_h,i) dA_i with f_h,i = −E(ṙ_i − Rᵀη(x + R r_i)) − P n_i; (…, 6).
 
-        Patches r, n (…, P, 3) and dA (…, P) in the body frame; zero when nothing is wet.
+        Patches r, n (…, P, 3) and dA (…, P) in the body frame; zero when nothing is wet. With ``orbital``,
+        η includes the waves' orbital velocity at the poses' ``time`` (…).
         """
         R = np.asarray(R, dtype=float)
         xi = np.asarray(xi, dtype=float)
@@ -217,7 +269,10 @@ class Boat:
         rdot = v + np.cross(w, r)                                                   # ṙ_i = v + ω × r_i
         Rp = R[..., None, :, :]
         xw = np.asarray(x, float)[..., None, :] + np.einsum("...ij,...j->...i", Rp, r)
-        eta_b = np.einsum("...ji,...j->...i", Rp, self._eta(xw))                   # Rᵀ η(x + R r_i)
+        eta = self._eta(xw)
+        if self._orbital_velocity is not None:                                      # ``orbital``
+            eta = eta + self._orbital_velocity(xw, np.asarray(time, dtype=float)[..., None])
+        eta_b = np.einsum("...ji,...j->...i", Rp, eta)                             # Rᵀ η(x + R r_i)
         f = -np.einsum("ij,...j->...i", self.damping, rdot - eta_b) - self.pressure * n
         A = dA.sum(axis=-1)
         force = np.einsum("...p,...pi->...i", dA, f)
@@ -240,33 +295,44 @@ class Boat:
         torque = np.cross(centre, F_b)
         return np.where(has[..., None], np.concatenate([torque, F_b], axis=-1), 0.0)
 
+    @overload
+    def external_wrench(self, R: np.ndarray, x: np.ndarray, xi: np.ndarray, parts: Literal[False] = ...,
+                        time: np.ndarray | float | None = ...) -> np.ndarray: ...
+
+    @overload
+    def external_wrench(self, R: np.ndarray, x: np.ndarray, xi: np.ndarray, parts: Literal[True],
+                        time: np.ndarray | float | None = ...) -> dict[str, Any]: ...
+
     def external_wrench(self, R: np.ndarray, x: np.ndarray, xi: np.ndarray,
-                        parts: bool = False) -> np.ndarray | dict:
+                        parts: bool = False, time: np.ndarray | float | None = None) -> np.ndarray | dict[str, Any]:
         """Gravity + buoyancy + hydrodynamics + wind at pose (R, x), body velocity ξ; (…, 6).
 
         The sums over the clipped hull's patches are taken in moment form (:meth:`_wrench_sums`: the same as
         :meth:`buoyancy`, :meth:`hydrodynamics` and :meth:`wind_wrench` over :func:`clip`'s patches, to
-        round-off); a callable (spatially varying) current is summed patch by patch (:meth:`hydrodynamics`).
-        With ``parts`` True, returns a dict of the three wrenches and the clipping result.
+        round-off); a callable (spatially varying) current, or the waves' orbital velocity, is summed patch by
+        patch (:meth:`hydrodynamics`). ``time`` (broadcast to the batch): each pose's time, needed on moving
+        water. With ``parts`` True, returns a dict of the three wrenches and the clipping result.
         """
         R, x, xi = (np.asarray(a, dtype=float) for a in (R, x, xi))
         batch = np.broadcast_shapes(R.shape[:-2], x.shape[:-1], xi.shape[:-1])
         Rb, xb = np.broadcast_to(R, batch + (3, 3)), np.broadcast_to(x, batch + (3,))
-        split = clip_split(self.hull, Rb, xb, self.surface)
-        self._last_split[len(split.volume)] = split
-        flat = [a.reshape((-1,) + a.shape[len(batch):]) for a in (Rb, xb, np.broadcast_to(xi, batch + (6,)))]
-        w = self._wrench_sums(*flat, split, False)
-        if callable(self.current):
+        t = self._times(time, batch)
+        split = clip_split(self.hull, Rb, xb, self.surface, time=t)
+        self._remember(split, t)
+        Rf, xf, xif = (a.reshape((-1,) + a.shape[len(batch):]) for a in (Rb, xb, np.broadcast_to(xi, batch + (6,))))
+        w = self._wrench_sums(Rf, xf, xif, split, False)
+        if callable(self.current) or self.orbital:
             cut = split.clipped()
-            pf = lambda a: a.reshape((len(flat[0]), -1) + a.shape[len(batch) + 2:])  # noqa: E731 (…, m, 2) → (nb, 2m)
-            w["hydrodynamics"] = self.hydrodynamics(*flat, pf(cut.submerged_position), pf(cut.submerged_normal),
-                                                    pf(cut.submerged_area))
+            pf = lambda a: a.reshape((len(Rf), -1) + a.shape[len(batch) + 2:])  # noqa: E731 (…, m, 2) → (nb, 2m)
+            w["hydrodynamics"] = self.hydrodynamics(Rf, xf, xif, pf(cut.submerged_position), pf(cut.submerged_normal),
+                                                    pf(cut.submerged_area), None if t is None else t.reshape(-1))
         w = {k: v.reshape(batch + (6,)) for k, v in w.items()}
         if parts:
             return {**w, "clipped": split.clipped()}
         return w["buoyancy"] + w["hydrodynamics"] + w["wind"]
 
-    def external_wrench_jacobian(self, R: np.ndarray, x: np.ndarray, xi: np.ndarray
+    def external_wrench_jacobian(self, R: np.ndarray, x: np.ndarray, xi: np.ndarray,
+                                 time: np.ndarray | float | None = None
                                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """E = :meth:`external_wrench` (B, 6) and its exact first derivatives ∂E/∂s (B, 6, 3) in the body
         rotation increment (R → R cay(s)), ∂E/∂x (B, 6, 3) and ∂E/∂ξ (B, 6, 6), for poses R (B, 3, 3),
@@ -275,13 +341,17 @@ class Boat:
         Analytic (forward mode) through the clipped hull (:func:`core.vehicles.hull.clip_split`: the wholly wet
         and dry faces are patches fixed in the body, the cut faces' slots move with their cut parameters) and
         through eq. (15) and the drag laws written with patch moments (:meth:`_wrench_sums`). A spatially
-        varying (callable) current falls back to central differences of the wrench in the pose (the clipped
-        hull is differenced, all steps batched in one call per direction).
+        varying (callable) current, or the waves' orbital velocity, falls back to central differences of the
+        wrench in the pose (the clipped hull is differenced, all steps batched in one call per direction).
+        On moving water (``time`` (B,)) each pose is clipped at its own time, held fixed: the surface enters
+        the derivatives through its spatial gradient at that time (:func:`core.vehicles.hull.clip_split`).
         """
         R, x, xi = (np.asarray(a, dtype=float) for a in (R, x, xi))
-        if callable(self.current):
-            return self._external_wrench_jacobian_fd(R, x, xi)
-        split = clip_split(self.hull, R, x, self.surface, tangents=True, values=self._last_split.get(len(R)))
+        t = self._times(time, R.shape[:-2])
+        if callable(self.current) or self.orbital:
+            return self._external_wrench_jacobian_fd(R, x, xi, time=t)
+        split = clip_split(self.hull, R, x, self.surface, tangents=True,
+                           values=self._last_split.get(self._split_key(len(R), t)), time=t)
         parts = list(self._wrench_sums(R, x, xi, split, True).values())
         E = parts[0][0] + parts[1][0] + parts[2][0]
         D = parts[0][1] + parts[1][1] + parts[2][1]
@@ -334,6 +404,7 @@ class Boat:
         S = split.full.astype(float) @ self.hull.tables.patch[:, :k] + split.row_sum(np.concatenate(rows, axis=1))
         if not tangents:
             return S, None
+        assert split.edges is not None and split.submerged_area_t is not None   # a split made with tangents
         A_t, S1_t, g = _slot_partials(split, "submerged")
         ge = g[..., :, None] * split.edges[..., None, :]                   # g_j e_jᵀ (n, t, 3, 3)
         Y = pos[..., None] * split.submerged_area_t[:, :, None, :]         # (n, slot, 3, t)
@@ -440,9 +511,9 @@ class Boat:
         D = np.where(on[:, None, None], np.concatenate([dTw, dFw], axis=1), 0.0)
         return E, D
 
-    def _external_wrench_jacobian_fd(self, R, x, xi, d: float = 1e-6):
-        """Central differences of :meth:`external_wrench` (a callable current); the 12 perturbed copies of all
-        steps are evaluated in one batched call."""
+    def _external_wrench_jacobian_fd(self, R, x, xi, d: float = 1e-6, time=None):
+        """Central differences of :meth:`external_wrench` (a callable current, orbital velocity); the 12
+        perturbed copies of all steps are evaluated in one batched call (each at its pose's ``time``)."""
         from ..lie.so3 import cay
 
         nB = R.shape[0]
@@ -451,22 +522,26 @@ class Boat:
         Rb = np.concatenate(Rs + [R] * 18)
         xb = np.concatenate([x] * 6 + [x + sg * d * I3[j] for j in range(3) for sg in (1, -1)] + [x] * 12)
         xib = np.concatenate([xi] * 12 + [xi + sg * d * np.eye(6)[j] for j in range(6) for sg in (1, -1)])
-        Wb = self.external_wrench(Rb, xb, xib).reshape(24, nB, 6)
+        tb = None if time is None else np.tile(time, 24)
+        Wb = self.external_wrench(Rb, xb, xib, time=tb).reshape(24, nB, 6)
         D = ((Wb[0::2] - Wb[1::2]) / (2 * d)).transpose(1, 2, 0)                    # (B, 6, 12)
-        return self.external_wrench(R, x, xi), D[:, :, 0:3], D[:, :, 3:6], D[:, :, 6:12]
+        return self.external_wrench(R, x, xi, time=time), D[:, :, 0:3], D[:, :, 3:6], D[:, :, 6:12]
 
-    def displaced_mass(self, R: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Π_s = ρ_w V_s (kg) at pose (R, x)."""
-        return RHO_WATER * clip(self.hull, R, x, self.surface).volume
+    def displaced_mass(self, R: np.ndarray, x: np.ndarray, time: np.ndarray | float = 0.0) -> np.ndarray:
+        """Π_s = ρ_w V_s (kg) at pose (R, x) (on moving water, at ``time``)."""
+        return RHO_WATER * clip(self.hull, R, x, self.surface, time=time if self._moving else None).volume
 
     # -- equilibrium ------------------------------------------------------------------------------
-    def float_height(self, R: np.ndarray | None = None) -> float:
-        """Height z of the centre of mass at which Π_s = m for orientation R (default level; root of Π_s(z) − m)."""
+    def float_height(self, R: np.ndarray | None = None, time: float = 0.0) -> float:
+        """Height z of the centre of mass at which Π_s = m for orientation R (default level; root of Π_s(z) − m),
+        at (x, y) = 0 (on moving water, at ``time``)."""
         R = np.eye(3) if R is None else np.asarray(R, dtype=float)
         zs = R[2] @ self.hull.vertices.T
-        level = 0.0 if self.surface is None else float(self.surface(np.array(0.0), np.array(0.0)))
+        o = np.array(0.0)
+        level = 0.0 if self.surface is None else float(self.surface(o, o, np.array(time)) if self._moving
+                                                      else self.surface(o, o))
         lo, hi = level - zs.max(), level - zs.min()     # fully submerged … fully emerged (flat water)
-        excess = lambda z: float(self.displaced_mass(R, np.array([0.0, 0.0, z]))) - self.mass  # noqa: E731
+        excess = lambda z: float(self.displaced_mass(R, np.array([0.0, 0.0, z]), time)) - self.mass  # noqa: E731
         span = hi - lo
         for _ in range(30):                             # widen the bracket for a wavy surface
             if excess(lo) > 0 > excess(hi):
@@ -474,10 +549,11 @@ class Boat:
             lo, hi = lo - span, hi + span
         return brentq(excess, lo, hi, xtol=1e-13, rtol=1e-14)
 
-    def equilibrium(self) -> tuple[float, float]:
+    def equilibrium(self, time: float = 0.0) -> tuple[float, float]:
         """Upright static equilibrium (z, pitch θ): Π_s = m and zero pitch moment (roll 0 by symmetry).
 
-        R = R_y(θ) (θ > 0: bow down); solved with scipy's fsolve from the level float height.
+        R = R_y(θ) (θ > 0: bow down); solved with scipy's fsolve from the level float height (on moving water,
+        in the surface frozen at ``time``).
         """
         def Ry(th: float) -> np.ndarray:
             c, s = math.cos(th), math.sin(th)
@@ -485,11 +561,12 @@ class Boat:
 
         def residual(p: np.ndarray) -> np.ndarray:
             R, x = Ry(p[1]), np.array([0.0, 0.0, p[0]])
-            cut = clip(self.hull, R, x, self.surface)
+            cut = clip(self.hull, R, x, self.surface, time=time if self._moving else None)
             wr = self.buoyancy(R, x, cut.volume, cut.centroid)
             return np.array([wr[5] / (GRAVITY * self.mass), wr[1] / (GRAVITY * self.mass)])
 
-        sol, info, ok, msg = fsolve(residual, np.array([self.float_height(), 0.0]), full_output=True, xtol=1e-13)
+        sol, info, ok, msg = fsolve(residual, np.array([self.float_height(time=time), 0.0]), full_output=True,
+                                    xtol=1e-13)
         if ok != 1:
             raise ScenarioError("[vehicle]", f"no upright floating equilibrium found: {msg}")
         return float(sol[0]), float(sol[1])
@@ -519,17 +596,24 @@ class Boat:
             out[:, i] = u
         return out
 
-    def system(self, controls: Mapping[str, np.ndarray], steps: int) -> HolonomicSystem:
+    def system(self, controls: Mapping[str, np.ndarray], steps: int, dt: float | None = None) -> HolonomicSystem:
+        """Thrust + external wrench per step; on moving water the sea is held over step k at its midpoint
+        time (k + ½) ``dt`` (module docstring)."""
         thrust = self.check_controls(controls, steps) @ self.control_matrix.T      # (steps, 6)
+        if self._moving and dt is None:
+            raise ValueError("Boat.system: the water moves, so the step length dt is needed")
         # The VI evaluates the wrench twice at each node (end of step k, start of step k + 1) at
-        # the same state: the external part, which clips the hull, is reused when the state repeats.
-        last: list = [None, None, None, None]
+        # the same state: the external part, which clips the hull, is reused when the state (and on
+        # moving water the time) repeats.
+        last: list = [None, None, None, None, None]
+        step = dt if self._moving else None                 # the sea's clock (None: still water has none)
 
         def wrench(k: int, R: np.ndarray, x: np.ndarray, xi: np.ndarray) -> np.ndarray:
             R, x, xi = (np.asarray(a, dtype=float) for a in (R, x, xi))
+            t = None if step is None else (k + 0.5) * step
             if not (last[0] is not None and np.array_equal(R, last[0]) and np.array_equal(x, last[1])
-                    and np.array_equal(xi, last[2])):
-                last[:] = [R.copy(), x.copy(), xi.copy(), self.external_wrench(R, x, xi)]
+                    and np.array_equal(xi, last[2]) and last[4] == t):
+                last[:] = [R.copy(), x.copy(), xi.copy(), self.external_wrench(R, x, xi, time=t), t]
             return thrust[k] + last[3]
 
         return HolonomicSystem(inertia=self.inertia6, wrench=wrench)
@@ -540,12 +624,16 @@ class Boat:
         from ..integrators import integrate
 
         u = self.check_controls(controls, steps)
-        traj = integrate(self.system({n: u[:, i] for i, n in enumerate(self.input_names)}, steps),
+        traj = integrate(self.system({n: u[:, i] for i, n in enumerate(self.input_names)}, steps, dt),
                          initial, dt, steps, method)
         n = len(traj.time)
         traj.shape = {}
         traj.controls = {name: u[: max(n - 1, 0), i] for i, name in enumerate(self.input_names)}
         traj.vehicle = "boat"
+        contains = getattr(self.surface, "contains", None)
+        if callable(contains):   # a sampled sea: nodes off its grid (held at the edge)
+            p = np.asarray(traj.position, dtype=float)
+            traj.stats["water_outside_nodes"] = int(np.count_nonzero(~contains(p[:, 0], p[:, 1])))
         return traj
 
 

@@ -38,11 +38,23 @@ to rounding for every z ≠ 0, 1 at z = 0) and its derivative by a series below 
 analytic Jacobian :func:`step_jacobian` stays finite and accurate at ω = 0.
 
 This update is the general nonholonomic integrator, eqs. (16)–(17), specialised to the car with
-τ = exp and C_τ = C_LN = I − ½ ad (``nonholonomic_system``; shown equal to round-off in the tests).
-With the exact dexp⁻¹ (``se2.C_exp``) instead of C_LN the projected DEP keeps O(h³) terms per
+τ = exp and C_τ = I − ½ ad (``se2.dexp_inv_linear``; ``nonholonomic_system``; shown equal to round-off
+in the tests). With the exact dexp⁻¹ (``se2.dexp_inv``) instead the projected DEP keeps O(h³) terms per
 step — A(r_k) is parallel to ξ_k = −A(r_{k+α}) u_k only when α = 0 and to ξ_{k−1} only when α = 1 —
 so the two schemes differ by O(h²) globally for every α (measured: 1.8e-2 m after 4 s at h = 0.1,
-×¼ per halving): same order, not the same scheme. The paper's "A(r_k)ᵀ(μ_k − μ_{k−1})" is the C_LN form.
+×¼ per halving): same order, not the same scheme. The paper's "A(r_k)ᵀ(μ_k − μ_{k−1})" is the I − ½ ad form.
+
+Terrain (optional ``terrain``, a ``core.terrain.Terrain``; None = the flat plane, the update above
+bit for bit): the path stays planar and the slope enters the drive as the torque
+G_k = −m g ρ ∇h(x_k, y_k)·(cos θ_k, sin θ_k) at every node (``core.vehicles.car_slope``), split like
+the torque's α-quadrature — the discrete Lagrangian's potential h((1−α)V(q_k) + αV(q_{k+1})):
+
+    p_k = (a + c σ_k σ_{k−1+α}) u^ψ_{k−1} + h α (f^ψ_{k−1} + G_k),   u^ψ_k = (p_k + h(1−α)(f^ψ_k + G_k)) / (a + c σ_k σ_{k+α}),
+
+still explicit (G_{k+1} is evaluated at the pose the step has just reached); the update is the flat
+one with the torque f^ψ_k + G_k and p_{k+1} corrected by hα(G_{k+1} − G_k). The energy series adds
+the potential m g h(x_k, y_k). Derivation and the small-slope error: equations.md, "Car with simple
+dynamics".
 
 Steering limit: in :func:`simulate`, a steering-rate input that would take |φ| past
 ``max_steering_angle`` is saturated — σ_{k+1} is clamped to ±tan(max_steering_angle) and the
@@ -62,8 +74,8 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
-from typing import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 from scipy.integrate import solve_ivp
@@ -72,7 +84,11 @@ from ..errors import ScenarioError
 from ..integrators import nonholonomic as nh
 from ..lie import _series as S
 from ..trajectory import Trajectory
+from .car_slope import check_terrain, slope_energy, slope_torque, slope_torque_float, slope_torque_partials
 from .car_spec import CAR
+
+if TYPE_CHECKING:
+    from ..terrain.surface import Terrain
 
 Array = np.ndarray
 
@@ -80,7 +96,7 @@ INPUT_NAMES = CAR.input_names          # torque, steering_rate
 SHAPE_NAMES = CAR.shape_names          # wheel_angle, steering_angle
 STATE_NAMES = ("wheel_angle", "sigma", "heading", "x", "y", "wheel_momentum")
 PARAMETERS = CAR.parameter_names
-PRESETS: dict[str, dict[str, float]] = {p.name: dict(p.values) for p in CAR.presets}   # see car_spec
+PRESETS: dict[str, dict[str, Any]] = {p.name: dict(p.values) for p in CAR.presets}   # numbers, see car_spec
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,10 @@ class Car:
     max_steering_angle: float
     max_steering_rate: float
     max_torque: float
+    # derived constants (a, c, kappa below), set by __post_init__
+    _a: float = field(init=False, repr=False, compare=False)
+    _c: float = field(init=False, repr=False, compare=False)
+    _kappa: float = field(init=False, repr=False, compare=False)
 
     input_names = INPUT_NAMES
     shape_names = SHAPE_NAMES
@@ -214,9 +234,14 @@ _dsinc_over_z = S.smooth(lambda t: (np.cos(t) - np.sin(t) / t) / t**2, DSINC_SER
 
 
 def advance(car: Car, psi: Array, sigma: Array, theta: Array, x: Array, y: Array, p: Array,
-            torque: Array, steering_rate: Array, dt: float, alpha: float = 0.5) -> tuple[Array, ...]:
+            torque: Array, steering_rate: Array, dt: float, alpha: float = 0.5,
+            terrain: Terrain | None = None) -> tuple[Array, ...]:
     """One explicit car step on component arrays (any common broadcast shape); returns the next
-    (ψ, σ, θ, x, y, p) and the wheel rate u^ψ_k of the step. See the module docstring."""
+    (ψ, σ, θ, x, y, p) and the wheel rate u^ψ_k of the step. See the module docstring (and its
+    "Terrain" paragraph for ``terrain``)."""
+    if terrain is not None:
+        g0 = slope_torque(car, terrain, theta, x, y)
+        return _advance_on_slope(car, terrain, g0, psi, sigma, theta, x, y, p, torque, steering_rate, dt, alpha)[:7]
     h = dt
     a, c = car.a, car.c
     hw = h * steering_rate
@@ -235,6 +260,15 @@ def advance(car: Car, psi: Array, sigma: Array, theta: Array, x: Array, y: Array
     return psi + hu, s1, tm + z, x1, y1, p1, u
 
 
+def _advance_on_slope(car: Car, terrain: Terrain, g0: Array, psi: Array, sigma: Array, theta: Array, x: Array, y: Array,
+                      p: Array, torque: Array, steering_rate: Array, dt: float, alpha: float) -> tuple[Array, ...]:
+    """:func:`advance` on a terrain, given G_k = ``g0`` at the node: the flat step with the torque f + G_k,
+    p_{k+1} corrected by hα(G_{k+1} − G_k). Returns the next state, u^ψ_k and G_{k+1} (the next step's G_k)."""
+    psi1, s1, th1, x1, y1, p1, u = advance(car, psi, sigma, theta, x, y, p, torque + g0, steering_rate, dt, alpha)
+    g1 = slope_torque(car, terrain, th1, x1, y1)
+    return psi1, s1, th1, x1, y1, p1 + (alpha * dt) * (g1 - g0), u, g1
+
+
 def float_constants(car: Car, dt: float, alpha: float = 0.5) -> tuple[float, ...]:
     """The constants :func:`advance_float` needs, computed once per run."""
     h, al = float(dt), float(alpha)
@@ -246,7 +280,7 @@ def advance_float(k: tuple[float, ...], psi: float, sigma: float, theta: float, 
                   torque: float, steering_rate: float) -> tuple[float, ...]:
     """:func:`advance` for one car in plain Python floats (k = :func:`float_constants`): numpy's
     per-call overhead dominates a single car's step, so one car runs without it. Same formulas and
-    the same returns (ψ, σ, θ, x, y, p, u^ψ_k) as :func:`advance` (tests/core/test_car.py checks
+    the same returns (ψ, σ, θ, x, y, p, u^ψ_k) as :func:`advance` (tests/core/vehicles/test_car.py checks
     that they agree to round-off)."""
     h, ha, hb, a, c, hk2, hrho, c2k = k
     sa = sigma + ha * steering_rate                      # σ_{k+α}
@@ -258,11 +292,35 @@ def advance_float(k: tuple[float, ...], psi: float, sigma: float, theta: float, 
             p + h * torque + c2k * steering_rate * z, u)
 
 
-def step(state: Array, controls: Array, dt: float, alpha: float, car: Car) -> Array:
-    """state (..., 6) = (ψ, σ, θ, x, y, p), controls (..., 2) = (torque, steering_rate) → next state (..., 6)."""
+def advance_float_on_slope(car: Car, terrain: Terrain) -> Callable[..., tuple[float, ...]]:
+    """:func:`advance_float` on a terrain: a function with its signature and returns, the flat step with
+    the torque f + G_k and p_{k+1} corrected by hα(G_{k+1} − G_k) (module docstring, "Terrain"). It keeps
+    G at the node it last reached, so a run that feeds each step's result to the next evaluates the
+    terrain once per node."""
+    check_terrain(terrain)
+    last_pose: tuple[float, float, float] | None = None   # (θ, x, y) of the node reached …
+    last_g = 0.0                                            # … and G there
+
+    def advance_on_slope(k: tuple[float, ...], psi: float, sigma: float, theta: float, x: float, y: float,
+                         p: float, torque: float, steering_rate: float) -> tuple[float, ...]:
+        nonlocal last_pose, last_g
+        pose = (theta, x, y)
+        g0 = last_g if last_pose == pose else slope_torque_float(car, terrain, theta, x, y)
+        psi1, s1, th1, x1, y1, p1, u = advance_float(k, psi, sigma, theta, x, y, p, torque + g0, steering_rate)
+        g1 = slope_torque_float(car, terrain, th1, x1, y1)
+        last_pose, last_g = (th1, x1, y1), g1
+        return psi1, s1, th1, x1, y1, p1 + k[1] * (g1 - g0), u
+
+    return advance_on_slope
+
+
+def step(state: Array, controls: Array, dt: float, alpha: float, car: Car, terrain: Terrain | None = None) -> Array:
+    """state (..., 6) = (ψ, σ, θ, x, y, p), controls (..., 2) = (torque, steering_rate) → next state (..., 6);
+    ``terrain``: the ground (None: flat), module docstring "Terrain"."""
     state = np.asarray(state, dtype=float)
     controls = np.asarray(controls, dtype=float)
-    out = advance(car, *np.moveaxis(state, -1, 0), controls[..., 0], controls[..., 1], dt, alpha)
+    psi, sigma, theta, x, y, p = np.moveaxis(state, -1, 0)
+    out = advance(car, psi, sigma, theta, x, y, p, controls[..., 0], controls[..., 1], dt, alpha, terrain)
     return np.stack(out[:6], axis=-1)
 
 
@@ -272,7 +330,8 @@ def step_partials(car: Car, sg: Array, th: Array, p: Array, f: Array, w: Array, 
     :func:`step_jacobian`). Only the partials that are not structurally 0 or 1 are formed, stacked over
     the columns (σ, p, f, w) (``_PCOLS``): each is the very same floating-point expression as in the
     dense chain rule with the zero terms dropped (x + 0 = x, x·1 = x exactly), so the Jacobian is
-    bit-for-bit that of the dense form."""
+    bit-for-bit that of the dense form. On a terrain ``f`` is the torque the flat update sees, f^ψ + G_k
+    (module docstring, "Terrain"; :func:`step_jacobian_rows` then takes the slope's partials)."""
     h, a, c, kap, rho = dt, car.a, car.c, car.kappa, car.wheel_radius
     ah = alpha * h
     sa = sg + ah * w                                     # σ_{k+α}: ∂/∂σ = 1, ∂/∂w = αh
@@ -309,8 +368,12 @@ def step_partials(car: Car, sg: Array, th: Array, p: Array, f: Array, w: Array, 
 _PCOLS = [1, 5, 6, 7]
 
 
-def step_jacobian_rows(q: dict[str, Array], dt: float, alpha: float) -> Array:
-    """∂(ψ₁, σ₁, θ₁, x₁, y₁, p₁)/∂(ψ, σ, θ, x, y, p, f, w) from :func:`step_partials`, laid out (6, 8, ...)."""
+def step_jacobian_rows(q: dict[str, Array], dt: float, alpha: float,
+                       slope: tuple[Array, Array] | None = None) -> Array:
+    """∂(ψ₁, σ₁, θ₁, x₁, y₁, p₁)/∂(ψ, σ, θ, x, y, p, f, w) from :func:`step_partials`, laid out (6, 8, ...).
+
+    ``slope`` = (∂G_k/∂(θ, x, y), ∂G_{k+1}/∂(θ₁, x₁, y₁)), each (3, ...), on a terrain (q formed at the torque
+    f + G_k): the chain rule through f + G_k(θ, x, y) and through p₁'s hα(G_{k+1}(θ₁, x₁, y₁) − G_k)."""
     h = dt
     du, dz, dL, Lst, Lct, Mq, cu, sa, s1 = (q[k] for k in ("du", "dz", "dL", "Lst", "Lct", "Mq", "cu", "sa", "s1"))
     T = np.zeros((6, 8) + q["shape"])
@@ -328,31 +391,49 @@ def step_jacobian_rows(q: dict[str, Array], dt: float, alpha: float) -> Array:
     p0[3] = cu * (sa * h + s1 * (alpha * h))
     T[5, _PCOLS] = p0 + Mq * du
     T[5, 6] += h * alpha
+    if slope is not None:
+        dg0, dg1 = slope
+        T[:, 2:5] += T[:, 6:7] * dg0                     # the torque f + G_k(θ, x, y)
+        T[5] += (h * alpha) * (dg1[:, None] * T[2:5]).sum(axis=0)   # hα ∂G_{k+1}/∂(θ₁, x₁, y₁) · ∂(θ₁, x₁, y₁)
+        T[5, 2:5] -= (h * alpha) * dg0
     return T
 
 
-def step_jacobian(state: Array, controls: Array, dt: float, alpha: float, car: Car) -> tuple[Array, Array, Array]:
+def step_jacobian(state: Array, controls: Array, dt: float, alpha: float, car: Car,
+                  terrain: Terrain | None = None) -> tuple[Array, Array, Array]:
     """The next state and its analytic Jacobians ∂/∂state (..., 6, 6) and ∂/∂controls (..., 6, 2).
 
     Chain rule through the explicit update; every intermediate carries its gradient with respect
     to (ψ, σ, θ, x, y, p, torque, steering_rate) (only its nonzero entries are formed,
-    :func:`step_partials`). Finite at ω = 0 (series for d sinc/dz).
+    :func:`step_partials`). Finite at ω = 0 (series for d sinc/dz). On a ``terrain`` the slope's
+    torque and its partials (the terrain's gradient and Hessian) enter as :func:`step_jacobian_rows` says.
     """
     state = np.asarray(state, dtype=float)
     controls = np.asarray(controls, dtype=float)
     batch = np.broadcast_shapes(state.shape[:-1], controls.shape[:-1])
     psi, sg, th, x, y, p = (np.broadcast_to(v, batch) for v in np.moveaxis(state, -1, 0))
     f, w = (np.broadcast_to(v, batch) for v in np.moveaxis(controls, -1, 0))
+    if terrain is not None:
+        check_terrain(terrain, with_hessian=True)
+        g0, dg0 = slope_torque_partials(car, terrain, th, x, y)
+        f = f + g0
     q = step_partials(car, sg, th, p, f, w, dt, alpha)
     u, L = q["u"], q["L"]
     nxt = np.stack([psi + dt * u, q["s1"], th + 2 * q["z"], x + L * q["ct"], y + L * q["st"],
                     q["Mq"] * u + dt * alpha * f], axis=-1)
-    J = np.ascontiguousarray(np.moveaxis(step_jacobian_rows(q, dt, alpha), (0, 1), (-2, -1)))
+    slope = None
+    if terrain is not None:
+        g1, dg1 = slope_torque_partials(car, terrain, nxt[..., 2], nxt[..., 3], nxt[..., 4])
+        nxt[..., 5] += (dt * alpha) * (g1 - g0)
+        slope = (dg0, dg1)
+    J = np.ascontiguousarray(np.moveaxis(step_jacobian_rows(q, dt, alpha, slope), (0, 1), (-2, -1)))
     return nxt, J[..., :6], J[..., 6:]
 
 
-def rollout(car: Car, state0: Array, controls: Array, dt: float, alpha: float = 0.5) -> tuple[Array, Array]:
-    """Iterate :func:`advance` over controls (N, ..., 2) from state0 (..., 6), batched, no saturation.
+def rollout(car: Car, state0: Array, controls: Array, dt: float, alpha: float = 0.5,
+            terrain: Terrain | None = None) -> tuple[Array, Array]:
+    """Iterate :func:`advance` over controls (N, ..., 2) from state0 (..., 6), batched, no saturation;
+    on a ``terrain`` (None: flat) with the slope's torque, evaluated once per node.
 
     Returns the node states (N+1, ..., 6) and the wheel rates u^ψ_k (N, ...).
     """
@@ -362,27 +443,39 @@ def rollout(car: Car, state0: Array, controls: Array, dt: float, alpha: float = 
     batch = np.broadcast_shapes(state0.shape[:-1], controls.shape[1:-1])
     out = np.empty((n + 1,) + batch + (6,))
     rates = np.empty((n,) + batch)
-    comp = [np.array(np.broadcast_to(v, batch)) for v in np.moveaxis(state0, -1, 0)]
-    out[0] = np.stack(comp, axis=-1)
+    psi, sg, th, x, y, p = (np.array(np.broadcast_to(v, batch)) for v in np.moveaxis(state0, -1, 0))
+    out[0] = np.stack([psi, sg, th, x, y, p], axis=-1)
     f_all, w_all = controls[..., 0], controls[..., 1]
+    if terrain is not None:
+        check_terrain(terrain)
+        g = slope_torque(car, terrain, th, x, y)
+        for k in range(n):
+            psi, sg, th, x, y, p, rates[k], g = _advance_on_slope(car, terrain, g, psi, sg, th, x, y, p,
+                                                                  f_all[k], w_all[k], dt, alpha)
+            out[k + 1] = np.stack([psi, sg, th, x, y, p], axis=-1)
+        return out, rates
     for k in range(n):
-        *comp, rates[k] = advance(car, *comp, f_all[k], w_all[k], dt, alpha)
-        for i in range(6):
-            out[k + 1, ..., i] = comp[i]
+        psi, sg, th, x, y, p, rates[k] = advance(car, psi, sg, th, x, y, p, f_all[k], w_all[k], dt, alpha)
+        for i, v in enumerate((psi, sg, th, x, y, p)):
+            out[k + 1, ..., i] = v
     return out, rates
 
 
 # ---------------------------------------------------------------------------------------------
 # Continuous reference: the constrained Lagrange–d'Alembert equations, reduced.
 # ---------------------------------------------------------------------------------------------
-def rhs(car: Car, y: Array, torque: Array | float, steering_rate: Array | float) -> Array:
+def rhs(car: Car, y: Array, torque: Array | float, steering_rate: Array | float,
+        terrain: Terrain | None = None) -> Array:
     """ẏ for y = (ψ, σ, θ, x, y, u^ψ) (..., 6): the constrained Lagrange–d'Alembert equations.
 
     ψ̇ = u, σ̇ = u^σ, θ̇ = (ρ/l)σu, ẋ = ρu cos θ, ẏ = ρu sin θ and, from the ψ-row of
-    Lagrange–d'Alembert with the constraints substituted, M(σ) u̇ + (ρ²K/l²) σ σ̇ u = f^ψ.
+    Lagrange–d'Alembert with the constraints substituted, M(σ) u̇ + (ρ²K/l²) σ σ̇ u = f^ψ (+ the slope's
+    G = −m g ρ ∇h·(cos θ, sin θ) on a ``terrain``).
     """
     y = np.asarray(y, dtype=float)
     psi, sg, th, px, py, u = np.moveaxis(y, -1, 0)
+    if terrain is not None:
+        torque = torque + slope_torque(car, terrain, th, px, py)
     du = (torque - car.c * sg * steering_rate * u) / (car.a + car.c * sg * sg)
     rho = car.wheel_radius
     return np.stack([u, np.broadcast_to(steering_rate, u.shape) + 0.0 * u, car.kappa * sg * u,
@@ -390,7 +483,7 @@ def rhs(car: Car, y: Array, torque: Array | float, steering_rate: Array | float)
 
 
 def reference(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: float, steps: int,
-              rtol: float = 1e-12, atol: float = 1e-12) -> Array:
+              rtol: float = 1e-12, atol: float = 1e-12, terrain: Terrain | None = None) -> Array:
     """Tight continuous solution at the nodes t_k = k dt: (steps+1, 6) in (ψ, σ, θ, x, y, u^ψ).
 
     solve_ivp DOP853 with inputs held constant over each step (consecutive steps with equal inputs
@@ -409,7 +502,7 @@ def reference(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: 
             j += 1
         fk, wk = float(f[k]), float(w[k])
         t_nodes = np.arange(k, j + 1) * dt
-        sol = solve_ivp(lambda t, yy: rhs(car, yy, fk, wk), (t_nodes[0], t_nodes[-1]), out[k],
+        sol = solve_ivp(lambda t, yy: rhs(car, yy, fk, wk, terrain), (t_nodes[0], t_nodes[-1]), out[k],
                         method="DOP853", rtol=rtol, atol=atol, t_eval=t_nodes)
         if not sol.success:  # pragma: no cover - DOP853 on this smooth ODE does not fail
             raise RuntimeError(f"reference solver failed: {sol.message}")
@@ -454,11 +547,13 @@ def _check_settings(dt: float, steps: int, alpha: float) -> None:
 
 
 def simulate(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: float, steps: int,
-             alpha: float = 0.5) -> Trajectory:
+             alpha: float = 0.5, terrain: Terrain | None = None) -> Trajectory:
     """Simulate one car with the explicit update (module docstring) in plain floats → Trajectory.
 
     Nodes carry the node wheel rate p_k / M(σ_k): angular_velocity = (0, 0, (ρ/l)σ_k ů_k),
     linear_velocity = (ρ ů_k, 0, 0) in the body frame; series ``energy`` = p_k² / (2 M(σ_k)).
+    On a ``terrain`` (None: the flat plane) the slope drives the wheel (module docstring, "Terrain"), the
+    path stays in the plane z = 0 and ``energy`` adds the potential m g h(x_k, y_k).
     A non-finite state or a non-positive a + cσ_kσ_{k+α} (only possible with extreme steering
     limits) stops the run: ``stats["blew_up"]`` and the trajectory ends at the last good node.
     """
@@ -470,6 +565,7 @@ def simulate(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: f
     a, c, kap, rho = car.a, car.c, car.kappa, car.wheel_radius
     kf = float_constants(car, h, al)
     ha = kf[1]
+    step_float = advance_float if terrain is None else advance_float_on_slope(car, terrain)
     smax = car.max_sigma
     torque = inputs["torque"].tolist()
     rate_in = inputs["steering_rate"].tolist()
@@ -495,7 +591,7 @@ def simulate(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: f
         if not a + c * sg * (sg + ha * w) > 0.0:
             blew_up = True
             break
-        psi, _, th, x, y, p, _ = advance_float(kf, psi, sg, th, x, y, p, f, w)
+        psi, _, th, x, y, p, _ = step_float(kf, psi, sg, th, x, y, p, f, w)
         sg = s1                                # the clamped σ_{k+1} exactly
         if not (isfinite(x) and isfinite(y) and isfinite(th) and isfinite(p) and isfinite(psi)):
             blew_up = True
@@ -530,10 +626,17 @@ def simulate(car: Car, initial: CarInitial, controls: Mapping[str, Array], dt: f
         heading=heading,
         shape={"wheel_angle": Q[:, 0], "steering_angle": np.arctan(sigma)},
         controls={"torque": U[:, 0], "steering_rate": U[:, 1]},
-        series={"energy": 0.5 * Q[:, 5] ** 2 / Mq},
+        series={"energy": node_energy(car, Q, terrain)},
         stats=stats, vehicle="car")
 
 
+def node_energy(car: Car, Q: Array, terrain: Terrain | None = None) -> Array:
+    """E_k = p_k² / (2 M(σ_k)) of the node states Q (..., 6), plus m g h(x_k, y_k) on a terrain."""
+    kinetic = 0.5 * Q[..., 5] ** 2 / car.reduced_inertia(Q[..., 1])
+    return kinetic if terrain is None else kinetic + slope_energy(car, terrain, Q[..., 3], Q[..., 4])
+
+
 __all__ = ["Car", "CarInitial", "PRESETS", "INPUT_NAMES", "SHAPE_NAMES", "STATE_NAMES", "PARAMETERS",
-           "initial_state", "advance", "advance_float", "float_constants", "step", "step_jacobian",
-           "step_partials", "step_jacobian_rows", "rollout", "rhs", "reference", "check_controls", "simulate"]
+           "initial_state", "advance", "advance_float", "advance_float_on_slope", "float_constants", "step",
+           "step_jacobian", "step_partials", "step_jacobian_rows", "rollout", "rhs", "reference", "check_controls",
+           "simulate", "node_energy"]

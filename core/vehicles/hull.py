@@ -51,19 +51,27 @@ derivatives of every output with respect to the pose (forward mode, the wet/dry 
 held fixed; the cut parameters by the implicit function theorem on φ = 0), for the boat's analytic wrench
 Jacobian: the rigid motion of the integration points gathers into per-pose sums (:func:`_pose_tangent`),
 the cut parameters' part into per-row partials times their tangents.
+
+Moving water. With ``time`` (one per pose), the surface is h(x, y, t) and each pose is clipped by its own
+frozen snapshot h(·, ·, t_pose) (:class:`_AtTimes`); the pose tangents then hold the time fixed, the
+surface entering them through its spatial gradient at that time only.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import ScenarioError
 
-# h(x, y) → water surface height; takes and returns arrays of one shape (broadcasting).
+# h(x, y) → water surface height; takes and returns arrays of one shape (broadcasting). Moving water is
+# h(x, y, t) (clip_split's ``time``).
 HeightField = Callable[[np.ndarray, np.ndarray], np.ndarray]
+# A surface as clip and the boat take it: h(x, y), or h(x, y, t) when it moves; which one is told at run
+# time (core.vehicles.water.is_moving), so the type leaves the arguments open.
+WaterSurface = Callable[..., np.ndarray]
 
 TRANSOM_FRACTION = 0.35  # default hull: centre of mass this fraction of the length ahead of the transom
 _REFINE_MAX_STEPS = 60  # Illinois steps on φ along each cut edge (height fields only) …
@@ -224,7 +232,7 @@ def from_mesh(vertices: np.ndarray, faces: np.ndarray, where: str = "hull") -> H
 
 
 def mesh_inertia(vertices: np.ndarray, faces: np.ndarray, mass: float,
-                 about: np.ndarray = (0.0, 0.0, 0.0)) -> np.ndarray:
+                 about: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0)) -> np.ndarray:
     """Inertia tensor (3, 3) about the point ``about`` of the closed mesh as a uniform solid of ``mass``.
 
     Signed tetrahedra from ``about``: each (0, a, b, c) of volume V_f = a·(b × c)/6 has second moment
@@ -404,7 +412,7 @@ def _loft(sections: np.ndarray, xs: np.ndarray, other_diagonal: np.ndarray) -> t
     return verts, faces
 
 
-def box_hull(size: np.ndarray = (1.0, 1.0, 1.0), center: np.ndarray = (0.0, 0.0, 0.0),
+def box_hull(size: Sequence[float] | np.ndarray = (1.0, 1.0, 1.0), center: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
              divisions: int = 1) -> Hull:
     """Axis-aligned box of edge lengths ``size`` centred at ``center``; 12·divisions² triangles per side pair.
 
@@ -482,7 +490,7 @@ def default_hull(length: float = 5.0, beam: float = 2.0, height: float = 0.8,
     return Hull(verts, faces)
 
 
-def icosphere(radius: float = 1.0, level: int = 2, center: np.ndarray = (0.0, 0.0, 0.0)) -> Hull:
+def icosphere(radius: float = 1.0, level: int = 2, center: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0)) -> Hull:
     """Subdivided icosahedron with vertices on a sphere (20·4^level triangles)."""
     p = (1 + 5**0.5) / 2
     v = np.array([[-1, p, 0], [1, p, 0], [-1, -p, 0], [1, -p, 0], [0, -1, p], [0, 1, p],
@@ -542,6 +550,28 @@ class Clipped:
     @property
     def submerged_total_area(self) -> np.ndarray:
         return self.submerged_area.sum(axis=(-2, -1))
+
+
+class _AtTimes:
+    """A moving surface h(x, y, t) frozen per pose: called with points whose leading axis runs over the poses
+    (or, after :meth:`rows`, over the cut rows), each point takes its own pose's time."""
+
+    __slots__ = ("surface", "times")
+
+    def __init__(self, surface: Callable, times: np.ndarray):
+        self.surface, self.times = surface, times
+
+    def __call__(self, px: np.ndarray, py: np.ndarray) -> np.ndarray:
+        t = self.times.reshape(self.times.shape + (1,) * (np.ndim(px) - 1))
+        return self.surface(px, py, t)
+
+    def rows(self, bi: np.ndarray) -> "_AtTimes":
+        return _AtTimes(self.surface, self.times[bi])
+
+
+def _rows_of(surface: HeightField | None, bi: np.ndarray) -> HeightField | None:
+    """The surface seen by rows of poses ``bi``: a frozen one as it is, a moving one at those poses' times."""
+    return surface.rows(bi) if isinstance(surface, _AtTimes) else surface
 
 
 def _height(surface: HeightField | None, p: np.ndarray) -> np.ndarray:
@@ -709,6 +739,8 @@ class ClipSplit:
 
     def tangent(self) -> ClippedTangent:
         """The dense :class:`ClippedTangent` (needs ``tangents``)."""
+        if self.edges is None or self.dt is None or self.d_volume is None or self.d_moment is None:
+            raise ValueError("ClipSplit.tangent: this split has no tangents (clip_split(..., tangents=True))")
         nb, m = self.full.shape
         move = self.edges[:, :, :, None] * self.dt[:, :, None, :]         # (n, t, 3, 6): edge_j ⊗ dt_j
 
@@ -734,12 +766,14 @@ def _row_sum(v: np.ndarray, bi: np.ndarray, nb: int, starts: np.ndarray) -> np.n
     return out
 
 
-def clip(hull: Hull, R: np.ndarray, x: np.ndarray, surface: HeightField | None = None) -> Clipped:
-    """Split the hull at pose (R, x) (batch shape …) by the water surface z = h(x, y) (h ≡ 0 if None).
+def clip(hull: Hull, R: np.ndarray, x: np.ndarray, surface: WaterSurface | None = None,
+         time: np.ndarray | float | None = None) -> Clipped:
+    """Split the hull at pose (R, x) (batch shape …) by the water surface z = h(x, y) (h ≡ 0 if None), or
+    with ``time`` (broadcast to the batch) by the moving surface z = h(x, y, t) at each pose's time.
 
     See the module docstring for the method; volume in m³, multiply by ρ = 1000 kg/m³ for Π_s.
     """
-    return clip_split(hull, R, x, surface).clipped()
+    return clip_split(hull, R, x, surface, time=time).clipped()
 
 
 @dataclass(frozen=True)
@@ -761,15 +795,16 @@ class ClippedTangent:
     emerged_area: np.ndarray
 
 
-def clip_jacobian(hull: Hull, R: np.ndarray, x: np.ndarray,
-                  surface: HeightField | None = None) -> tuple[Clipped, ClippedTangent]:
+def clip_jacobian(hull: Hull, R: np.ndarray, x: np.ndarray, surface: WaterSurface | None = None,
+                  time: np.ndarray | float | None = None) -> tuple[Clipped, ClippedTangent]:
     """:func:`clip` and its derivatives with respect to the pose (see :class:`ClippedTangent`); R (B, 3, 3),
-    x (B, 3). The height field's gradient is by central differences of h (step 1e-6 m) when it is given."""
+    x (B, 3). The height field's gradient is by central differences of h (step 1e-6 m) when it is given
+    (a moving one at each pose's ``time``)."""
     R = np.asarray(R, dtype=float)
     x = np.asarray(x, dtype=float)
     if R.ndim != 3 or x.shape != (R.shape[0], 3):
         raise ValueError(f"clip_jacobian: R must be (B, 3, 3) and x (B, 3), got {R.shape} and {x.shape}")
-    split = clip_split(hull, R, x, surface, True)
+    split = clip_split(hull, R, x, surface, True, time=time)
     return split.clipped(), split.tangent()
 
 
@@ -788,6 +823,7 @@ def _integrands(px: np.ndarray, py: np.ndarray, pz: np.ndarray, surface: HeightF
     """The midpoint-rule integrands of (V, V x̄, V ȳ, V z̄) at world points (module docstring), J (4, …), and
     with tangents their derivatives in the point's world coordinates as distinct ``planes`` (k, …) and ``pairs``
     [(o, c, plane)]: ∂J_o/∂p_c is the sum of its pairs' planes (g = p_z − h, ∂g/∂p = (−h_x, −h_y, 1))."""
+    h: float | np.ndarray
     if surface is None:
         h, g = 0.0, pz
         J = np.stack([pz, px * pz, py * pz, 0.5 * pz * pz])
@@ -884,6 +920,7 @@ def _cut_faces(hull: Hull, Vw: np.ndarray, phi_v: np.ndarray, wet: np.ndarray, c
     height field, its submerged slots."""
     F, Vb = hull.faces, hull.vertices
     bi, fi = np.nonzero((count == 1) | (count == 2))
+    surface = _rows_of(surface, bi)
     n = len(bi)
     cnt = count[bi, fi]
     wr = wet[bi, fi]
@@ -937,6 +974,7 @@ def _cut_tangents(hull: Hull, Rf: np.ndarray, cut: dict, surface: HeightField | 
     ``Z`` (see :func:`_pose_tangent`), the sums' partials in t ``sums_t`` (n, 4, 2), the slots' ``area_t``,
     ``slide`` and ``edges``, and the cut parameters' pose tangents ``dt`` (n, 2, 6)."""
     bi, fi, t1, t2, W, a3r = cut["bi"], cut["fi"], cut["t1"], cut["t2"], cut["W"], cut["a3r"]
+    surface = _rows_of(surface, bi)
     a_b, eb_b, ec_b, eb_w, ec_w = cut["a_b"], cut["eb_b"], cut["ec_b"], cut["eb_w"], cut["ec_w"]
     J, planes, pairs = _integrands(cut["px"], cut["py"], cut["pz"], surface, True)
     out = {}
@@ -1002,15 +1040,17 @@ def _pair_sums(pairs: list, mom: np.ndarray, tot: np.ndarray) -> tuple[np.ndarra
     return U, X
 
 
-def clip_split(hull: Hull, R: np.ndarray, x: np.ndarray, surface: HeightField | None = None,
-               tangents: bool = False, values: ClipSplit | None = None) -> ClipSplit:
+def clip_split(hull: Hull, R: np.ndarray, x: np.ndarray, surface: WaterSurface | None = None,
+               tangents: bool = False, values: ClipSplit | None = None, time: np.ndarray | float | None = None
+               ) -> ClipSplit:
     """:func:`clip` (and with ``tangents`` its pose derivatives) in the compact form of :class:`ClipSplit`.
 
     Work is per pose for the whole faces (the wet faces' volume integrals are sums over every face, masked)
     and per (pose, face) row for the faces the surface cuts; derivatives in forward mode (module docstring),
     gathered as rigid-motion sums (:func:`_pose_tangent`) plus the cut parameters' part. ``values``: an earlier
     split, whose cut faces are reused when it was made of this very hull, surface and poses (byte for byte) —
-    the optimiser asks the derivatives at the point whose values it has just evaluated.
+    the optimiser asks the derivatives at the point whose values it has just evaluated. ``time`` (broadcast to
+    the batch): the surface is h(x, y, t), each pose clipped at its own time (module docstring).
     """
     R = np.asarray(R, dtype=float)
     x = np.asarray(x, dtype=float)
@@ -1019,9 +1059,13 @@ def clip_split(hull: Hull, R: np.ndarray, x: np.ndarray, surface: HeightField | 
     Rf = np.broadcast_to(R, batch + (3, 3)).reshape(nb, 3, 3)
     xf = np.broadcast_to(x, batch + (3,)).reshape(nb, 3)
     tab = hull.tables
-    key = (hull, surface, Rf.tobytes(), xf.tobytes())
-    old = values.stage.get("key") if values is not None else None
-    if old is not None and old[0] is hull and old[1] is surface and old[2:] == key[2:]:
+    key: tuple[object, ...] = (hull, surface, Rf.tobytes(), xf.tobytes())
+    if time is not None and surface is not None:
+        times = np.broadcast_to(np.asarray(time, dtype=float), batch).reshape(nb).copy()
+        key += (times.tobytes(),)
+        surface = _AtTimes(surface, times)
+    if values is not None and (old := values.stage.get("key")) is not None and old[0] is hull and old[1] is key[1] \
+            and old[2:] == key[2:]:
         count, a3, cut = values.stage["count"], values.stage["a3"], values.stage["cut"]
     else:
         Vw = np.matmul(hull.vertices, Rf.transpose(0, 2, 1)) + xf[:, None, :]   # (nb, n, 3)

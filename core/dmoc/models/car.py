@@ -18,11 +18,16 @@ differences in the tests). The group evaluates both fused (:func:`_residuals`,
 per-call stacking) and the Jacobian reuses the values' σ_{k+α}, σ_{k+1}, D, u^ψ at the same point.
 Start: s_0 fixed at ``initial_state`` (p₀ = M(σ₀) u^ψ(0), the discrete Legendre transform). Node
 speed (what ``simulate`` reports): v_k = ρ p_k / M(σ_k).
+
+Terrain (``terrain``, optional; None = the flat plane, the groups above bit for bit): the path is still
+planned in the ground plane and the slope drives the wheel — the update equations of :mod:`.car_slope`
+(the flat group at the torque f + G_k, its Jacobian chained through the terrain's gradient and Hessian).
 """
 from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,9 +37,13 @@ from ...scenario import Table
 from ...trajectory import Trajectory
 from ...scenario.common import read_integrator
 from ...vehicles import car as carlib
+from ...vehicles.car_slope import slope_torque
 from ...vehicles.car_spec import CAR
 from ..problem import Group
 from . import Model, se2_point_curvature, se2_point_map
+
+if TYPE_CHECKING:
+    from ...terrain.surface import Terrain
 
 PSI, SIG, TH, X, Y, P = range(6)
 
@@ -49,9 +58,10 @@ class CarModel(Model):
     default_collision_radius = 1.0
     bound_names = ("torque", "steering_rate", "steering_angle", "wheel_angle", "speed")
 
-    def __init__(self, car: carlib.Car, steps: int, alpha: float = 0.5):
+    def __init__(self, car: carlib.Car, steps: int, alpha: float = 0.5, terrain: Terrain | None = None):
         super().__init__(steps, alpha)
         self.car = car
+        self.terrain = terrain           # the ground z = h(x, y) (core.terrain.Terrain) or None: flat
         self.state = self.layout.add("state", (self.N + 1, 6),
                                      ("wheel_angle", "tan(steering_angle)", "heading", "x", "y", "wheel momentum"))
         self.controls = self.layout.add("controls", (self.N, 2), self.inputs, axis="step")
@@ -188,6 +198,13 @@ class CarModel(Model):
         N, car, alpha = self.N, self.car, self.alpha
         idx = np.concatenate([self.state[:-1], self.controls, self.state[1:], np.full((N, 1), self.T)], axis=1)
         free_T = not self.fixed[self.T]
+        nonlinear = np.zeros(15, dtype=bool)        # ψ_k, x_k, y_k and s_{k+1} enter with constant coefficients
+        nonlinear[_NL] = True
+        labels = [f"step {k}" for k in range(N)]
+        if self.terrain is not None:
+            from .car_slope import slope_dynamics
+
+            return [slope_dynamics(car, self.terrain, idx, self._mask(), N, alpha, free_T, nonlinear, labels)]
 
         last = _LastStep()                  # the values' intermediates, for the Jacobian at the same X
 
@@ -207,11 +224,7 @@ class CarModel(Model):
             H[:, hflat] = step_lagrangian_hessian(car, Xl[:, _NL], -lam, N, alpha, free_T).reshape(B, -1)
             return H.reshape(B, 15, 15)
 
-        # ψ_k, x_k, y_k and s_{k+1} enter with constant coefficients: zero Hessian rows
-        nonlinear = np.zeros(15, dtype=bool)
-        nonlinear[_NL] = True
-        return [Group("dynamics", idx, fun, self._mask(), jac=jac, hess=hess, nonlinear=nonlinear,
-                      labels=[f"step {k}" for k in range(N)])]
+        return [Group("dynamics", idx, fun, self._mask(), jac=jac, hess=hess, nonlinear=nonlinear, labels=labels)]
 
     def presolve_checks(self):
         return []
@@ -238,7 +251,7 @@ class CarModel(Model):
             heading=heading,
             shape={"wheel_angle": Q[:, PSI], "steering_angle": np.arctan(sigma)},
             controls={"torque": U[:, 0], "steering_rate": U[:, 1]},
-            series={"energy": 0.5 * Q[:, P] ** 2 / Mq},
+            series={"energy": carlib.node_energy(car, Q, self.terrain)},
             stats={"method": "vi", "alpha": self.alpha, "dt": h}, vehicle="car")
 
     def from_trajectory(self, traj: Trajectory) -> np.ndarray:
@@ -286,7 +299,11 @@ class CarModel(Model):
         psi = self.start.wheel_angle + np.concatenate([[0.0], np.cumsum(seg / car.wheel_radius)])
         Q = np.stack([psi, sigma, theta, path[:, 0], path[:, 1], p], axis=1)
         y[self.state] = Q
-        U = np.stack([np.diff(p) / h, np.diff(sigma) / h], axis=1)
+        torque = np.diff(p) / h
+        if self.terrain is not None:       # the slope's impulse h((1−α)G_k + αG_{k+1}) is not the engine's
+            g = slope_torque(car, self.terrain, theta, path[:, 0], path[:, 1])
+            torque -= (1.0 - self.alpha) * g[:-1] + self.alpha * g[1:]
+        U = np.stack([torque, np.diff(sigma) / h], axis=1)
         y[self.controls] = np.clip(U, self.lo[self.controls], self.hi[self.controls])
         return np.where(self.fixed, self.base, y)
 
@@ -294,7 +311,7 @@ class CarModel(Model):
         """Forward simulation from the start with the (clipped) controls in y."""
         h = float(y[self.T]) / self.N
         U = np.clip(y[self.controls], self.lo[self.controls], self.hi[self.controls])
-        Q, _ = carlib.rollout(self.car, y[self.state[0]], U, h, self.alpha)
+        Q, _ = carlib.rollout(self.car, y[self.state[0]], U, h, self.alpha, self.terrain)
         y[self.state] = Q
         y[self.controls] = U
         return np.where(self.fixed, self.base, y)
@@ -777,12 +794,15 @@ def _step_dh(car: carlib.Car, q: dict, sg: np.ndarray, f: np.ndarray, w: np.ndar
 
 
 def read_model(root: Table, vehicle: Table) -> CarModel:
-    """``[vehicle]`` through the simulate reader (core.scenario.car.read_car), ``[integrator]`` steps/alpha."""
+    """``[vehicle]`` through the simulate reader (core.scenario.car.read_car), ``[vehicle.terrain]``,
+    ``[integrator]`` steps/alpha."""
     from ...scenario.car import METHODS, read_car
+    from ...scenario.terrain import read_terrain
 
     car = read_car(vehicle)
+    terrain = read_terrain(vehicle)
     settings = read_integrator(root, METHODS, METHODS[0], with_alpha=True, solve=True)
-    return CarModel(car, settings.steps, settings.alpha)
+    return CarModel(car, settings.steps, settings.alpha, terrain)
 
 
 def _ffill(a: np.ndarray) -> np.ndarray:
