@@ -98,7 +98,8 @@ def car_ride(obj, scene, trajectory, union: np.ndarray, times: np.ndarray, fps: 
     spins = {role: _at(grid, w.spin, union) for role, w in result.wheels.items()}
     if result.stats.get("contacts_sampled"):
         warnings.append(f"'{obj.name}': {result.stats['contacts_sampled']} wheel contacts on the ground "
-                        f"{ground.label} are in dips narrower than the wheel (taken from the rim's lowest sample)")
+                        f"{ground.label} rest on a fold between faces or bridge a dip narrower than the wheel "
+                        "(placed by the rim's lowest sample)")
     return RideFrames(position=_at(grid, result.position, times) / scale, rotation=rotation, spins=spins,
                       hub_moves=hub_moves, ground=ground.label)
 

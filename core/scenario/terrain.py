@@ -7,6 +7,8 @@
     [vehicle.terrain]             # ... or a triangle mesh (the add-on's Ground collection)
     vertices = [[x, y, z], ...]   # m, world frame
     triangles = [[i, j, k], ...]  # 0-based vertex indices
+    smoothing = 0.5               # m: the drive feels the bicubic spline through the mesh's heights
+                                  # sampled this far apart (core.terrain.smooth), not its facets
 
 A plane or a mesh, not both. Without ``[vehicle.terrain]`` the ground is flat and the car's
 figures are those of the plane model.
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..terrain.surface import PlaneTerrain, Terrain
+from ..terrain.surface import SMOOTHING, PlaneTerrain, Terrain
 from . import Table
 
 
@@ -28,13 +30,18 @@ def read_terrain(vehicle: Table) -> Terrain | None:
     mesh = t.has("vertices") or t.has("triangles")
     if plane and mesh:
         raise t.error("vertices", "give a plane (level, slope) or a mesh (vertices, triangles), not both")
+    if t.has("smoothing") and not mesh:
+        raise t.error("smoothing", "smooths a mesh (vertices, triangles); a plane is smooth already")
     if mesh:
         vertices, triangles = _rows(t, "vertices"), _rows(t, "triangles")
+        spacing = t.number("smoothing", SMOOTHING, positive=True)
         if not np.all(triangles == np.round(triangles)):
             raise t.error("triangles", "must be whole vertex indices")
         t.finish()
         from ..terrain.mesh import MeshTerrain   # scipy: only for a mesh
-        return MeshTerrain.from_arrays(vertices, triangles.astype(np.int64), name=t.where())
+        from ..terrain.smooth import SplineTerrain
+        mesh = MeshTerrain.from_arrays(vertices, triangles.astype(np.int64), name=t.where())
+        return SplineTerrain.of(mesh, *mesh.bounds, spacing=spacing)
     level = t.number("level", 0.0)
     slope = t.vector("slope", 2, [0.0, 0.0])
     t.finish()

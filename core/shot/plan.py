@@ -431,7 +431,7 @@ class Planner:
                 c.heading = yaw(r)
                 c.orientation = tuple(quaternion_of(r))
             c.speed = k.speed
-            if self.planar and abs(p[2] - start_z) > tol:
+            if self.planar and abs(p[2] - start_z) > tol and "terrain" not in shot.parameters:  # a Ground sets it
                 self.warnings.append(f"'{self.name}' is keyed at height {p[2]:.3g} at frame {fmt_frame(f)}; a "
                                      f"{shot.vehicle_type.lower()} drives at its start height {start_z:.3g}")
             self.check_pose_clear(f"'{self.name}' at frame {fmt_frame(f)}", p, r, obstacles, frame=f)

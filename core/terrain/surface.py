@@ -17,6 +17,8 @@ import numpy as np
 
 from ..errors import ScenarioError
 
+SMOOTHING = 0.5   # m: the sample spacing of the spline a car's drive reads a mesh through (.smooth)
+
 Field = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 

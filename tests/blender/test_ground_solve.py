@@ -65,3 +65,16 @@ def test_keys_off_the_ground_are_warned(empty_scene):
     scene.objects["Road"].location.x = -4.0          # ... moved 4 m back it is not
     problem = scene_reader.read_problem(scene, car)
     assert any("leaves the ground 'Ground' at frame 25" in w for w in problem.warnings), problem.warnings
+
+
+def test_keys_on_the_ground_surface_are_not_warned_about_their_height(empty_scene):
+    """Keyed where the animator put it, on the Ground (here 1 m higher at the end key): the ground sets
+    the height, so no 'drives at its start height' warning."""
+    from vehicle_motion.addon import scene_reader
+    scene = empty_scene
+    car = small_car(scene, keys=((1, (0.0, 0.0, 0.0), 0.0), (25, (10.0, 0.0, 1.0), 0.0)))
+    problem = scene_reader.read_problem(scene, car)
+    assert any("drives at its start height" in w for w in problem.warnings)   # flat ground: warned
+    ground_grade(0.10)
+    problem = scene_reader.read_problem(scene, car)
+    assert not any("drives at its start height" in w for w in problem.warnings), problem.warnings

@@ -9,7 +9,7 @@ from core.errors import ScenarioError
 from core.scenario import loads
 from core.scenario import car as car_scenario
 from core.terrain import PlaneTerrain
-from core.terrain.mesh import MeshTerrain
+from core.terrain.smooth import SplineTerrain
 
 SIMULATE = """
 [vehicle]
@@ -80,15 +80,15 @@ def test_solve_reads_the_terrain_and_plans_a_harder_climb():
 
 def test_mesh_terrain_arrays_pass_through_unchanged():
     """The add-on hands the Ground's arrays over as numpy arrays, not lists."""
-    v = np.array([[0, 0, 0], [10, 0, 1], [0, 10, 0]], float)
-    t = np.array([[0, 1, 2]])
+    v = np.array([[0, 0, 0], [10, 0, 1], [10, 10, 1], [0, 10, 0]], float)
+    t = np.array([[0, 1, 2], [0, 2, 3]])
     from core.scenario import Table
     from core.scenario.terrain import read_terrain
 
     terrain = read_terrain(Table({"terrain": {"vertices": v, "triangles": t}}, "vehicle"))
-    assert isinstance(terrain, MeshTerrain)
-    assert terrain.height(2.0, 2.0) == pytest.approx(0.2)
-    assert np.array_equal(terrain.hessian(np.zeros(4), 0.0), np.zeros((4, 2, 2)))
+    assert isinstance(terrain, SplineTerrain)     # the drive reads the mesh through a smooth spline
+    assert terrain.height(2.0, 2.0) == pytest.approx(0.2, abs=1e-12)
+    assert np.abs(terrain.hessian(np.array([1.0, 2.0]), 1.0)).max() < 1e-10   # a plane stays a plane
 
 
 @pytest.mark.parametrize("table, message", [
