@@ -10,13 +10,9 @@ mesh: the outline fallback). With bpy importable, the same heights by ``mathutil
 from __future__ import annotations
 
 import argparse
-import pathlib
-import sys
 import time
 
 import numpy as np
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from core.terrain.mesh import MeshTerrain
 

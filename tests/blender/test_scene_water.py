@@ -10,8 +10,6 @@ built into the bpy module (4.5 and 5.0): ``bpy.app.build_options.mod_oceansim``.
 """
 from __future__ import annotations
 
-import pathlib
-import sys
 
 import numpy as np
 import pytest
@@ -19,8 +17,6 @@ import pytest
 bpy = pytest.importorskip("bpy")
 mathutils = pytest.importorskip("mathutils")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "samples"))
 from build_car_tunnel_scene import _box, _mesh_object  # noqa: E402
 
 L, B, H, MASS = 4.0, 2.0, 1.0, 2400.0            # a box boat: draft 0.3 m
