@@ -89,11 +89,10 @@ def boat_base(boat: Boat, controls: Mapping[str, np.ndarray], steps: int, dt: fl
     """Thrusters + buoyancy + hydrodynamics + wind at the stage state, without the weight (on moving water the
     sea held over step k at its midpoint time (k + ½) dt, as ``Boat.system`` holds it)."""
     u = boat.check_controls(controls, steps)                                      # (steps, n)
-    thrust = u @ boat.control_matrix.T                                            # (steps, 6)
+    system = boat.system(controls, steps, dt)
 
     def wrench(k: int, R: np.ndarray, x: np.ndarray, xi: np.ndarray) -> np.ndarray:
-        t = (k + 0.5) * dt if boat.moving else None
-        return thrust[k] + boat.external_wrench(R, x, xi, time=t) - weight(boat.mass, R)
+        return system.wrench(k, R, x, xi) - weight(boat.mass, R)
 
     return VehicleBase("boat", boat.mass, boat.inertia, wrench,
                        {name: u[:, i] for i, name in enumerate(boat.input_names)}, boat, int(steps))

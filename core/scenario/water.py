@@ -22,6 +22,8 @@ Waves or a grid, not both. Without ``[vehicle.water]`` the water is the calm pla
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import ScenarioError
@@ -38,7 +40,7 @@ def _wave(t: Table, origin: float) -> RegularWave:
     t.finish()
     wave = RegularWave(amplitude, wavelength, direction, period, phase)
     # h(x, y, t + t₀) = a cos(k·x − ω t + (φ − ω t₀)): the same wave on the scenario's clock
-    return RegularWave(amplitude, wavelength, direction, period, phase - wave.frequency * origin)
+    return replace(wave, phase=phase - wave.frequency * origin)
 
 
 def _grid(t: Table, origin: float) -> SampledSurface:
