@@ -315,21 +315,34 @@ def _body_offset(trajectory) -> np.ndarray | None:
 
 # ----------------------------------------------------------------------------- children
 
-def wheel_shapes(vehicle_type: str, trajectory, samples=None) -> dict:
+def wheel_shapes(vehicle_type: str, trajectory, samples=None, spins: dict | None = None) -> dict:
     """The trajectory's shape channels, plus — for a car whose trajectory knows its wheels
     (``stats["wheels"]``: each wheel's centre from the rear axle, radius, spin sign, steered) — each
     wheel's own spin ``wheel_angle_<rear_left …>`` along its own path (core.shot.car_geometry.wheel_spins:
     left and right differ in turns, front wheels roll along their steered heading), starting from
     ``wheel_angle``'s first value. ``wheel_angle`` itself (the rear axle's spin) is left as it is.
-    At the nodes; with ``samples`` (core.shot.resample.Samples), at their times, along the baked path."""
+    At the nodes; with ``samples`` (core.shot.resample.Samples), at their times, along the baked path.
+    ``spins``: role → each wheel's spin from 0 at those times, given (a car's ride over the ground,
+    addon.ride), instead of the spins along the planar path."""
     from ..core.shot.resample import node_heading
     if samples is None:
         shape, position, heading = dict(trajectory.shape), trajectory.position, node_heading(trajectory)
     else:
         shape, position, heading = dict(samples.shape), samples.position, samples.heading
+    if spins is None:
+        spins = _planar_spins(vehicle_type, trajectory, shape, position, heading)
+    start = float(np.asarray(shape["wheel_angle"], dtype=float).reshape(-1)[0]) if "wheel_angle" in shape else 0.0
+    for role, angle in spins.items():
+        shape.setdefault("wheel_angle_" + role[len("wheel_"):], start + angle)
+    return shape
+
+
+def _planar_spins(vehicle_type: str, trajectory, shape: dict, position, heading) -> dict:
+    """Each wheel's spin along its own planar path (core.shot.car_geometry.wheel_spins), for a car whose
+    trajectory knows its wheels; else none."""
     wheels = trajectory.stats.get("wheels") if isinstance(trajectory.stats, dict) else None
     if vehicle_type != "CAR" or not wheels:
-        return shape
+        return {}
     from ..core.shot.car_geometry import wheel_spins
     try:
         tables = {role: {"centre": [float(x) for x in w["centre"]][:3], "radius": float(w["radius"]),
@@ -344,11 +357,7 @@ def wheel_shapes(vehicle_type: str, trajectory, samples=None) -> dict:
     steering = shape.get("steering_angle")
     if steering is not None and len(np.asarray(steering).reshape(-1)) != len(heading):
         steering = None
-    spins = wheel_spins(position, heading, steering, tables)
-    start = float(np.asarray(shape["wheel_angle"], dtype=float).reshape(-1)[0]) if "wheel_angle" in shape else 0.0
-    for role, angle in spins.items():
-        shape.setdefault("wheel_angle_" + role[len("wheel_"):], start + angle)
-    return shape
+    return wheel_spins(position, heading, steering, tables)
 
 
 def _shape_series(shape: dict, name: str) -> np.ndarray | None:
@@ -570,10 +579,8 @@ def bake(obj, trajectory, *, frame_start: float = 1, fps: float = 24.0, times=No
     pose = None if ride is None else (ride.position, ride.rotation)
     plan = [_body_channels(obj, scene, trajectory, samples, frames, pose)]
     seen = {obj.name}
-    shape = wheel_shapes(vehicle_type, trajectory, samples.motion)
-    if ride is not None:   # each wheel rolls along its own 3D contact path (core.terrain.ride)
-        start = float(shape["wheel_angle"][0]) if "wheel_angle" in shape else 0.0
-        shape.update({"wheel_angle_" + role[len("wheel_"):]: start + spin for role, spin in ride.spins.items()})
+    # on a Ground each wheel rolls along its own 3D contact path (core.terrain.ride)
+    shape = wheel_shapes(vehicle_type, trajectory, samples.motion, None if ride is None else ride.spins)
     spec = vehicle_spec(vehicle_type)
     for part in spec.parts if spec is not None else ():
         child = getattr(obj.vehicle_motion, part.role)

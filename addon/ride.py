@@ -33,8 +33,7 @@ class RideFrames:
 
 def _suspension(obj):
     from ..core.terrain.suspension import Suspension
-    name = getattr(obj.vehicle_motion, "suspension", "STANDARD").lower()
-    return Suspension.preset(name)
+    return Suspension.preset(obj.vehicle_motion.suspension.lower())
 
 
 def _wheels(obj, trajectory, params: dict, scale: float, warnings: list[str]):
